@@ -1,0 +1,37 @@
+# The two newcomer commands: `make demo` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch 2.13.0 is the CPU build these machines hold on disk; an unpinned torch would pull CUDA.
+TORCH ?= torch==2.13.0
+CORES ?= 2
+SNAKEMAKE := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake
+DEMO_CONFIG := resources/demo/config.yaml
+
+.PHONY: setup demo test lint clean-demo
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "$(TORCH)"
+	$(BIN)/pip install --quiet -e ".[all,test]"
+	touch $@
+
+demo: setup
+	$(SNAKEMAKE) --cores $(CORES) --configfile $(DEMO_CONFIG) results/tables/tatoeba.csv
+	@echo "results/tables/tatoeba.csv:"
+	@cat results/tables/tatoeba.md
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(SNAKEMAKE) --lint --configfile $(DEMO_CONFIG)
+
+test: setup lint
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
+
+clean-demo:
+	rm -rf results logs .snakemake

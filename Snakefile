@@ -1,0 +1,39 @@
+# xlsent: parallel corpora -> word alignment -> cross-lingual sentence encoders -> paper tables.
+#
+#   snakemake --cores 8 results/tables/tatoeba.csv                        # the paper setup
+#   snakemake --cores 2 --configfile resources/demo/config.yaml           # the offline demo
+#
+# A --configfile replaces config.yaml (keys it leaves out take the schema's defaults).
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+import xlsent.config
+
+min_version("8.20")
+
+
+if not workflow.config_settings.configfiles:
+
+    configfile: "config.yaml"
+
+
+try:
+    xlsent.config.validate(
+        config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
+    )
+except xlsent.config.ConfigError as err:
+    raise WorkflowError(str(err)) from None
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/corpus.smk"
+include: "workflow/rules/tokenize.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/tables.smk"
+
+
+rule all:
+    input:
+        "results/tables/tatoeba.csv",

@@ -1,0 +1,1 @@
+"""xlsent: cross-lingual sentence encoders for low-resource languages, corpus to tables."""

@@ -1,0 +1,1 @@
+"""The corpus stage: sources (OPUS, local Moses files, embedded demo), cleaning, sampling."""

@@ -1,0 +1,1 @@
+"""Evaluation: similarity search and the benchmark tasks built on it."""

@@ -1,0 +1,122 @@
+"""The Tatoeba bitext-retrieval evaluation on the LASER test set (Artetxe and Schwenk, 2019).
+
+The LASER layout is two line-aligned files per language, named with LASER's 3-letter codes:
+`tatoeba.{xxx}-eng.{xxx}` and `tatoeba.{xxx}-eng.eng`. Each foreign sentence retrieves its
+nearest English sentence by cosine similarity and vice versa; a retrieval is correct when it
+returns the sentence on the same line. Accuracy is reported in percent, as the papers do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.evaluate.search import p_at_1
+from xlsent.languages import ENGLISH, UnknownLanguageError, get
+
+LASER_URL = "https://raw.githubusercontent.com/facebookresearch/LASER/main/data/tatoeba/v1"
+
+
+class TatoebaError(ValueError):
+    """A Tatoeba file that cannot be evaluated; the message names the file and the fix."""
+
+
+def _paths(directory: Path, lang: str) -> tuple[Path, Path]:
+    language = get(lang)
+    if language == ENGLISH:
+        raise UnknownLanguageError("Tatoeba pairs every language with English; 'en' has no file")
+    stem = f"tatoeba.{language.iso3}-eng"
+    return Path(directory) / f"{stem}.{language.iso3}", Path(directory) / f"{stem}.eng"
+
+
+def tatoeba_files(directory: Path, lang: str) -> tuple[Path, Path]:
+    """The (foreign, English) files of ISO 639-1 `lang` in `directory`, which must exist."""
+    paths = _paths(directory, lang)
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"Tatoeba test file for {lang!r} not found: expected {path}. Put the LASER file "
+                f"there (or set evaluate.tatoeba.dir to the folder that holds it), or remove "
+                f"{lang!r} from evaluate.tatoeba.languages."
+            )
+    return paths
+
+
+def _read_lines(path: Path) -> list[str]:
+    lines = []
+    with path.open("rb") as f:
+        # Decode line by line so that an encoding error can name its line.
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                lines.append(raw.decode("utf-8").rstrip("\r\n"))
+            except UnicodeDecodeError as err:
+                raise TatoebaError(
+                    f"{path}:{lineno} is not valid UTF-8 ({err.reason}); the LASER files are "
+                    "UTF-8: re-download this one or convert it"
+                ) from None
+    return lines
+
+
+def read_pairs(directory: Path, lang: str) -> tuple[list[str], list[str]]:
+    """The (foreign, English) sentences of `lang`; line i of one translates line i of the other."""
+    xx_path, en_path = tatoeba_files(directory, lang)
+    xx, en = _read_lines(xx_path), _read_lines(en_path)
+    if len(xx) != len(en):
+        raise TatoebaError(
+            f"{xx_path} has {len(xx)} lines but {en_path} has {len(en)}: line i of one must "
+            "translate line i of the other. Replace both files with the LASER originals."
+        )
+    if not xx:
+        raise TatoebaError(f"{xx_path} and {en_path} are empty: there is nothing to evaluate")
+    return xx, en
+
+
+def _embed(encode: Callable[[list[str]], np.ndarray], sentences: list[str]) -> np.ndarray:
+    vectors = np.asarray(encode(sentences))
+    if vectors.ndim != 2 or len(vectors) != len(sentences):
+        raise ValueError(
+            f"the encoder returned shape {vectors.shape} for {len(sentences)} sentences; "
+            "it must return one row per sentence"
+        )
+    return vectors
+
+
+def evaluate(
+    encode: Callable[[list[str]], np.ndarray], directory: Path, langs: list[str]
+) -> list[dict]:
+    """Top-1 retrieval accuracy (%) per language: rows for `xx2en`, `en2xx` and their `mean`.
+
+    Each row is `{"lang", "direction", "metric": "accuracy", "value", "n"}` with `n` the
+    number of sentence pairs.
+    """
+    # Read every language before encoding any, so a missing file fails in seconds rather than
+    # after the encoder has run over the languages before it.
+    pairs = {lang: read_pairs(directory, lang) for lang in langs}
+    rows = []
+    for lang, (xx, en) in pairs.items():
+        xx_vectors, en_vectors = _embed(encode, xx), _embed(encode, en)
+        accuracy = {
+            "xx2en": 100 * p_at_1(xx_vectors, en_vectors),
+            "en2xx": 100 * p_at_1(en_vectors, xx_vectors),
+        }
+        accuracy["mean"] = (accuracy["xx2en"] + accuracy["en2xx"]) / 2
+        rows += [
+            {"lang": lang, "direction": d, "metric": "accuracy", "value": v, "n": len(xx)}
+            for d, v in accuracy.items()
+        ]
+    return rows
+
+
+def fetch(base_url: str, directory: Path, langs: list[str]) -> list[Path]:
+    """Download the files of `langs` missing from `directory` (base_url: e.g. `LASER_URL`)."""
+    from xlsent.download import download  # only this function needs the network code
+
+    fetched = []
+    for lang in langs:
+        for path in _paths(directory, lang):
+            if not path.is_file():
+                download(f"{base_url.rstrip('/')}/{path.name}", path)
+                fetched.append(path)
+    return fetched

@@ -1,0 +1,1 @@
+"""Training objectives, one per module, each with its paper's equation in the docstring."""

@@ -1,0 +1,145 @@
+"""The sentence encoder: a Hugging Face transformer whose CLS vector is the sentence embedding.
+
+Sentence vectors are `cls_before_pooler`: the last hidden state of the first token, without
+BERT/XLM-R's dense+tanh pooler, in training and in evaluation. A trained run is saved so that
+`transformers.AutoModel` and `sentence_transformers.SentenceTransformer` (a CLS pooling
+module) both load it and give the same vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from xlsent.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+# The scratch encoder's shape; XLM-R base is 768/12/12/3072.
+SCRATCH_DEFAULTS = {
+    "hidden_size": 256,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "intermediate_size": 1024,
+}
+
+
+def fetch_pretrained(name_or_path: str, out_dir: str | Path) -> None:
+    """Copy a local model directory, or download a hub model, into `out_dir`."""
+    with atomic_path(out_dir) as out:
+        if Path(name_or_path).is_dir():
+            shutil.copytree(name_or_path, out)
+            return
+        from huggingface_hub import snapshot_download
+
+        try:
+            snapshot_download(
+                name_or_path,
+                local_dir=out,
+                allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt"],
+            )
+        except Exception as err:
+            raise RuntimeError(
+                f"could not download {name_or_path!r} from the Hugging Face hub ({err}). On a "
+                "machine without network, download it elsewhere and set the model's `path` "
+                "to the local directory."
+            ) from err
+
+
+def build(
+    init: str,
+    tokenizer_dir: str | Path,
+    pretrained_dir: str | Path | None = None,
+    max_length: int = 32,
+    shape: dict | None = None,
+) -> nn.Module:
+    """An encoder from pretrained weights, or a fresh XLM-R-shaped one (`init: scratch`)."""
+    from transformers import AutoModel, AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
+
+    if init == "pretrained":
+        return AutoModel.from_pretrained(pretrained_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    config = XLMRobertaConfig(
+        vocab_size=len(tokenizer),
+        # XLM-R numbers positions from padding_idx + 1, hence the two extra rows.
+        max_position_embeddings=max_length + 2,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        **{**SCRATCH_DEFAULTS, **(shape or {})},
+    )
+    return XLMRobertaModel(config)
+
+
+def cls_vectors(
+    model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor
+) -> torch.Tensor:
+    """The `cls_before_pooler` sentence vectors of a padded batch."""
+    return model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state[:, 0]
+
+
+def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length: int) -> None:
+    """Save as a Hugging Face model with its tokenizer, plus the sentence-transformers files."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    from transformers import AutoTokenizer
+
+    # The (unused) pooler is saved too, so AutoModel loads without missing weights.
+    model.save_pretrained(out_dir)
+    AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out_dir)
+    transformer = Transformer(str(out_dir), max_seq_length=max_length)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
+    SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(out_dir))
+
+
+class TextEncoder:
+    """Encode raw sentences with a saved (or in-memory) encoder: CLS before pooler."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        tokenizer_dir: str | Path,
+        max_length: int,
+        batch_size: int = 256,
+        device: str = "cpu",
+    ):
+        from transformers import AutoTokenizer
+
+        self.model = model.to(device).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.device = device
+
+    @classmethod
+    def load(
+        cls, model_dir: str | Path, max_length: int, batch_size: int = 256, device: str = "cpu"
+    ) -> TextEncoder:
+        from transformers import AutoModel
+
+        return cls(AutoModel.from_pretrained(model_dir), model_dir, max_length, batch_size, device)
+
+    @torch.inference_mode()
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = self.tokenizer(
+                texts[start : start + self.batch_size],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="pt",
+            ).to(self.device)
+            with torch.autocast(
+                "cuda", dtype=torch.bfloat16, enabled=self.device.startswith("cuda")
+            ):
+                vectors = cls_vectors(self.model, batch["input_ids"], batch["attention_mask"])
+            out.append(vectors.float().cpu().numpy())
+        return (
+            np.concatenate(out) if out else np.zeros((0, self.model.config.hidden_size), np.float32)
+        )

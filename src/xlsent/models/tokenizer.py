@@ -1,0 +1,92 @@
+"""The encoder's subword tokenizer: a pretrained model's own, or SentencePiece trained here.
+
+`model.init: scratch` trains a SentencePiece unigram model on the training corpus (both
+sides, every language) and wraps it exactly as XLM-R wraps its own: the fairseq id layout
+(<s>=0, <pad>=1, </s>=2, <unk>=3, pieces, <mask> last), saved as a Hugging Face tokenizer.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from xlsent.io import atomic_path, write_json
+
+log = logging.getLogger(__name__)
+
+
+def _balanced_sample(corpus_paths: dict[str, Path], max_sentences: int, seed: int) -> list[str]:
+    """Up to `max_sentences` sentences, the same budget per language (half English)."""
+    per_lang = max(1, max_sentences // (2 * len(corpus_paths)))
+    rng = np.random.default_rng(seed)
+    sentences: list[str] = []
+    for lang in sorted(corpus_paths):
+        table = pq.read_table(corpus_paths[lang], columns=["en", "xx"])
+        take = rng.permutation(table.num_rows)[:per_lang]
+        for side in ("en", "xx"):
+            sentences.extend(table.column(side).take(take).to_pylist())
+    return sentences
+
+
+def train_sentencepiece(
+    corpus_paths: dict[str, Path],
+    out_dir: str | Path,
+    vocab_size: int,
+    max_sentences: int = 2_000_000,
+    seed: int = 0,
+    threads: int = 1,
+) -> dict:
+    """Train a unigram SentencePiece model on the corpora and save it as an XLM-R tokenizer."""
+    import sentencepiece as spm
+    from transformers import XLMRobertaTokenizer
+
+    sentences = _balanced_sample(corpus_paths, max_sentences, seed)
+    spm.set_random_generator_seed(seed)
+    with tempfile.TemporaryDirectory() as tmp, atomic_path(out_dir) as out:
+        text = Path(tmp) / "sentences.txt"
+        text.write_text("\n".join(sentences) + "\n")
+        # XLM-R's tokenizer adds <s>, <pad>, </s>, <mask> around the pieces; <unk> is shared.
+        spm.SentencePieceTrainer.train(
+            input=str(text),
+            model_prefix=str(Path(tmp) / "sp"),
+            vocab_size=vocab_size - 4,
+            model_type="unigram",
+            character_coverage=0.9995,
+            unk_id=0,
+            bos_id=-1,
+            eos_id=-1,
+            pad_id=-1,
+            # A small corpus may not support the requested size: take what it supports.
+            hard_vocab_limit=False,
+            num_threads=threads,
+            minloglevel=2,
+        )
+        hf_dir = Path(tmp) / "hf"
+        hf_dir.mkdir()
+        shutil.copy(Path(tmp) / "sp.model", hf_dir / "sentencepiece.bpe.model")
+        tokenizer = XLMRobertaTokenizer.from_pretrained(hf_dir)
+        tokenizer.save_pretrained(out)
+        stats = {
+            "sentences": len(sentences),
+            "vocab_size": len(tokenizer),
+            "requested_vocab_size": vocab_size,
+            "seed": seed,
+        }
+        write_json(out / "xlsent_tokenizer.json", stats)
+    log.info("trained a %d-piece tokenizer on %d sentences", stats["vocab_size"], len(sentences))
+    return stats
+
+
+def save_pretrained_tokenizer(model_dir: str | Path, out_dir: str | Path) -> dict:
+    """Copy a pretrained model's tokenizer (as transformers saves it) to `out_dir`."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    with atomic_path(out_dir) as out:
+        tokenizer.save_pretrained(out)
+    return {"vocab_size": len(tokenizer), "source": str(model_dir)}

@@ -1,0 +1,209 @@
+"""Result tables: per-run evaluation Parquet files in, paper-style CSV and Markdown out.
+
+Each run's evaluation lives in `results/eval/{task}/{run}/seed{seed}.parquet` (columns
+`task, run, seed, lang, direction, metric, value, n`). Seeds are averaged first, per run,
+language and direction, then languages are averaged over the groups of the papers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from xlsent.io import atomic_path
+from xlsent.languages import GROUPS, LANGUAGES
+
+COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
+DIRECTIONS = ("xx2en", "en2xx")
+# What the Markdown tables print for a value that is missing (a group with a language not run).
+BLANK = "–"
+
+
+def load_results(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.DataFrame:
+    """Concatenate evaluation results given as data frames or Parquet paths."""
+    parts = []
+    for frame in frames:
+        df = frame if isinstance(frame, pl.DataFrame) else pl.read_parquet(frame)
+        missing = [c for c in COLUMNS if c not in df.columns]
+        if missing:
+            source = "a data frame" if isinstance(frame, pl.DataFrame) else str(frame)
+            raise ValueError(f"{source} lacks the result columns {missing}; expected {COLUMNS}")
+        parts.append(df.select(COLUMNS))
+    if not parts:
+        raise ValueError("no evaluation results to tabulate")
+    return pl.concat(parts, how="vertical_relaxed")
+
+
+def _seed_means(results: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Accuracy averaged over seeds per (run, lang, direction), and each run's seed count.
+
+    Refuses duplicated results and languages missing for some of a run's seeds: averaging
+    those would silently weight seeds unequally across languages.
+    """
+    acc = results.filter(pl.col("metric") == "accuracy")
+    if acc.is_empty():
+        raise ValueError("the results hold no 'accuracy' rows")
+    tasks = acc["task"].unique().to_list()
+    if len(tasks) > 1:
+        raise ValueError(f"results of several tasks were mixed into one table: {sorted(tasks)}")
+    key = ["run", "seed", "lang", "direction"]
+    duplicated = acc.filter(pl.struct(key).is_duplicated())
+    if not duplicated.is_empty():
+        first = duplicated.row(0, named=True)
+        raise ValueError(
+            f"run {first['run']!r} seed {first['seed']} has more than one {first['lang']} "
+            f"{first['direction']} accuracy: was a result file passed twice?"
+        )
+    seeds = dict(acc.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
+    cells = acc.group_by("run", "lang", "direction", maintain_order=True).agg(
+        pl.col("value").mean(), pl.col("seed").n_unique().alias("seeds")
+    )
+    partial = [(run, lang) for run, lang, _, _, n in cells.rows() if n < seeds[run]]
+    if partial:
+        run = partial[0][0]
+        langs = ", ".join(dict.fromkeys(lang for r, lang in partial if r == run))
+        raise ValueError(
+            f"run {run!r} has results for {langs} from only some of its {seeds[run]} seeds: "
+            "evaluate every seed of a run on the same languages"
+        )
+    return cells.drop("seeds"), seeds
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The average, or None when a value is missing (a partial group is not averaged)."""
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
+
+
+def tatoeba_tables(
+    frames: Sequence[pl.DataFrame | str | os.PathLike[str]], groups: list[str]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(summary, per_language) Tatoeba tables, one row per run in order of appearance.
+
+    Summary columns: `run`, `seeds`; per group of `groups` (and `all`, every evaluated
+    language) the average over its languages of the mean of both directions (WACSE Table 3),
+    then the per-direction averages `{group}_xx2en` and `{group}_en2xx` (DAP Table 1); and
+    `missing`, the languages of `groups` the run lacks (their groups are null), or null.
+    Per-language: `run` and the mean-direction accuracy of each language.
+    """
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise ValueError(f"unknown language groups {unknown}; known: {sorted(GROUPS)}")
+    cells, seeds = _seed_means(load_results(frames))
+    value = {(run, lang, d): v for run, lang, d, v in cells.rows()}
+    needed = list(dict.fromkeys(lang for g in groups for lang in GROUPS[g]))
+    # Language columns in the order of the language table (order seen for any code outside it).
+    langs = sorted(
+        cells["lang"].unique(maintain_order=True),
+        key=lambda c: list(LANGUAGES).index(c) if c in LANGUAGES else len(LANGUAGES),
+    )
+
+    summary, per_language = [], []
+    for run, n_seeds in seeds.items():
+        evaluated = [lang for lang in langs if (run, lang, "mean") in value]
+        members = {**{g: GROUPS[g] for g in groups}, "all": evaluated}
+        row: dict = {"run": run, "seeds": n_seeds}
+        for direction, suffix in (("mean", ""), *((d, f"_{d}") for d in DIRECTIONS)):
+            for name, codes in members.items():
+                row[name + suffix] = _mean([value.get((run, c, direction)) for c in codes])
+        row["missing"] = " ".join(c for c in needed if c not in evaluated) or None
+        summary.append(row)
+        per_language.append({"run": run, **{c: value.get((run, c, "mean")) for c in langs}})
+
+    names = [*groups, "all"]
+    score_columns = [*names, *(f"{g}_{d}" for d in DIRECTIONS for g in names)]
+    summary_schema = {
+        "run": pl.String,
+        "seeds": pl.Int64,
+        **dict.fromkeys(score_columns, pl.Float64),
+        "missing": pl.String,
+    }
+    language_schema = {"run": pl.String, **dict.fromkeys(langs, pl.Float64)}
+    return (
+        pl.DataFrame(summary, schema=summary_schema),
+        pl.DataFrame(per_language, schema=language_schema),
+    )
+
+
+def _cell(value: object, digits: int) -> str:
+    if value is None:
+        return BLANK
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value).replace("|", r"\|")
+
+
+def markdown(
+    df: pl.DataFrame, *, digits: int = 1, caption: str | None = None, notes: Sequence[str] = ()
+) -> str:
+    """A Markdown table of `df` (floats with `digits` decimals, nulls as "–"), then `notes`."""
+    numeric = [dtype.is_numeric() for dtype in df.dtypes]
+    lines = [f"{caption}\n"] if caption else []
+    lines.append("| " + " | ".join(df.columns) + " |")
+    lines.append("|" + "|".join("---:" if n else "---" for n in numeric) + "|")
+    lines += ["| " + " | ".join(_cell(v, digits) for v in row) + " |" for row in df.rows()]
+    for note in notes:
+        lines += ["", note]  # a blank line apart, or Markdown runs the notes together
+    return "\n".join(lines) + "\n"
+
+
+def write_table(
+    df: pl.DataFrame,
+    out_csv: Path,
+    *,
+    digits: int = 1,
+    caption: str | None = None,
+    notes: Sequence[str] = (),
+    markdown_columns: Sequence[str] | None = None,
+) -> None:
+    """Write `df` to `out_csv` (full precision) and beside it a `.md` table, both atomically.
+
+    `markdown_columns` selects what the Markdown shows (default: every column).
+    """
+    out_csv = Path(out_csv)
+    with atomic_path(out_csv) as tmp:
+        df.write_csv(tmp, check_extension=False)
+    shown = df if markdown_columns is None else df.select(markdown_columns)
+    with atomic_path(out_csv.with_suffix(".md")) as tmp:
+        tmp.write_text(markdown(shown, digits=digits, caption=caption, notes=notes))
+
+
+def write_tables(
+    summary: pl.DataFrame, per_language: pl.DataFrame, out_csv: Path, *, digits: int = 1
+) -> list[Path]:
+    """Write the Tatoeba tables: `out_csv` (e.g. tatoeba.csv), `{stem}_langs.csv`, both `.md`.
+
+    Returns the four paths written.
+    """
+    out_csv = Path(out_csv)
+    langs_csv = out_csv.with_name(f"{out_csv.stem}_langs.csv")
+    # The Markdown turns the `missing` column into footnotes under the table.
+    notes = [
+        f"{BLANK} Run `{run}` has no Tatoeba result for {missing.replace(' ', ', ')}; group "
+        "averages that need a missing language are left blank rather than taken over fewer "
+        "languages."
+        for run, missing in summary.select("run", "missing").rows()
+        if missing
+    ]
+    write_table(
+        summary,
+        out_csv,
+        digits=digits,
+        caption="Tatoeba accuracy (%), seeds averaged. Group columns average both directions "
+        "over the group's languages; `_xx2en` and `_en2xx` are single directions; `all` is "
+        "every language evaluated for the run.",
+        notes=notes,
+        markdown_columns=[c for c in summary.columns if c != "missing"],
+    )
+    write_table(
+        per_language,
+        langs_csv,
+        digits=digits,
+        caption="Tatoeba accuracy (%) per language, mean of both directions, seeds averaged. "
+        f"{BLANK}: not evaluated.",
+    )
+    return [out_csv, out_csv.with_suffix(".md"), langs_csv, langs_csv.with_suffix(".md")]

@@ -1,0 +1,1 @@
+"""Dual-encoder training: data from the subword shards, the loop, checkpoints and resume."""

@@ -1,0 +1,337 @@
+"""The dual-encoder training loop: shared weights, gradient accumulation, dev selection, resume.
+
+One optimisation step consumes `batch_size` pairs as `batch_size / micro_batch_size`
+micro-batches; the in-batch negatives of the ranking loss are those of a micro-batch (what
+fits on a device at once). Every `eval_every` steps the dev P@1 (similarity search of each
+language's dev pairs, foreign → English) picks the best checkpoint; every
+`checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
+a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
+position and random state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from xlsent.evaluate.search import p_at_1
+from xlsent.io import atomic_path, write_json
+from xlsent.losses.tr import translation_ranking_loss
+from xlsent.models import encoder
+from xlsent.train.data import EpochSampler, collate, load_pairs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    seed: int
+    method: str = "tr"
+    max_length: int = 32
+    lr: float = 5e-5
+    weight_decay: float = 0.01
+    warmup_steps: int = 0
+    max_grad_norm: float = 1.0
+    batch_size: int = 1024
+    micro_batch_size: int = 256
+    max_steps: int = 100_000
+    eval_every: int = 2000
+    checkpoint_every: int = 2000
+    log_every: int = 50
+    temperature: float = 0.05
+    direction: str = "fwd"
+    dev_max_pairs: int = 1000
+    device: str = "auto"
+    precision: str = "bf16"
+
+    def __post_init__(self) -> None:
+        if self.batch_size % self.micro_batch_size:
+            raise ValueError(
+                f"train.batch_size ({self.batch_size}) must be a multiple of "
+                f"train.micro_batch_size ({self.micro_batch_size})"
+            )
+
+    @property
+    def accumulation(self) -> int:
+        return self.batch_size // self.micro_batch_size
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    init: str  # "pretrained" | "scratch"
+    tokenizer_dir: Path
+    pretrained_dir: Path | None = None
+    shape: dict | None = None
+
+
+class Preempted(SystemExit):
+    """Raised after a SIGTERM, once the state is saved; the job is meant to be rerun."""
+
+
+def _device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class Trainer:
+    def __init__(
+        self,
+        settings: TrainSettings,
+        model_spec: ModelSpec,
+        train_paths: dict[str, Path],
+        dev_paths: dict[str, Path],
+        checkpoint_dir: Path,
+    ):
+        from transformers import AutoTokenizer
+
+        self.settings = settings
+        self.model_spec = model_spec
+        self.checkpoint_dir = Path(checkpoint_dir)
+        self.device = _device(settings.device)
+        self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
+        torch.manual_seed(settings.seed)
+        tokenizer = AutoTokenizer.from_pretrained(model_spec.tokenizer_dir)
+        self.special = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
+        self.train_data = load_pairs(train_paths, settings.max_length)
+        if len(self.train_data) < settings.micro_batch_size:
+            raise ValueError(
+                f"the training set has {len(self.train_data)} pairs, fewer than "
+                f"train.micro_batch_size={settings.micro_batch_size}: lower it"
+            )
+        self.dev_data = {
+            lang: load_pairs({lang: path}, settings.max_length, settings.dev_max_pairs)
+            for lang, path in dev_paths.items()
+        }
+        self.model = encoder.build(
+            model_spec.init,
+            model_spec.tokenizer_dir,
+            model_spec.pretrained_dir,
+            settings.max_length,
+            model_spec.shape,
+        ).to(self.device)
+        self.optimizer = torch.optim.AdamW(
+            self._parameter_groups(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        self.sampler = EpochSampler(len(self.train_data), settings.seed)
+        self.step = 0
+        self.best: dict = {"step": None, "dev_p1": -1.0}
+        self.history: list[dict] = []
+        self.fingerprint = self._fingerprint(train_paths, dev_paths)
+        self._stop = False
+
+    # -- setup -------------------------------------------------------------------------------
+    def _parameter_groups(self) -> list[dict]:
+        # The usual BERT recipe: no weight decay on biases and LayerNorm weights.
+        decay, no_decay = [], []
+        for name, param in self.model.named_parameters():
+            (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
+        return [
+            {"params": decay, "weight_decay": self.settings.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ]
+
+    def _lr_factor(self, step: int) -> float:
+        """Linear warm-up, then linear decay to zero at `max_steps`."""
+        s = self.settings
+        if step < s.warmup_steps:
+            return (step + 1) / s.warmup_steps
+        return max(0.0, (s.max_steps - step) / max(1, s.max_steps - s.warmup_steps))
+
+    def _fingerprint(self, train_paths: dict[str, Path], dev_paths: dict[str, Path]) -> str:
+        """What a checkpoint must match to be resumed: settings, model and input files."""
+        files = {
+            str(p): [p.stat().st_size, p.stat().st_mtime_ns]
+            for p in [*train_paths.values(), *dev_paths.values()]
+        }
+        blob = json.dumps(
+            [dataclasses.asdict(self.settings), dataclasses.asdict(self.model_spec), files],
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    @property
+    def _last(self) -> Path:
+        return self.checkpoint_dir / "last.pt"
+
+    @property
+    def _best_weights(self) -> Path:
+        return self.checkpoint_dir / "best.pt"
+
+    def save_checkpoint(self) -> None:
+        state = {
+            "fingerprint": self.fingerprint,
+            "step": self.step,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "sampler": self.sampler.state(),
+            "best": self.best,
+            "history": self.history,
+            "rng": {
+                "torch": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            },
+        }
+        with atomic_path(self._last) as tmp:
+            torch.save(state, tmp)
+        log.info("checkpoint at step %d: %s", self.step, self._last)
+
+    def resume(self) -> bool:
+        """Continue from the last checkpoint if it belongs to this exact run."""
+        if not self._last.exists():
+            return False
+        state = torch.load(self._last, map_location=self.device, weights_only=False)
+        if state["fingerprint"] != self.fingerprint:
+            log.warning("%s was written for other settings or inputs; starting afresh", self._last)
+            self._last.unlink()
+            self._best_weights.unlink(missing_ok=True)
+            return False
+        self.step = state["step"]
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.sampler = EpochSampler(len(self.train_data), self.settings.seed, **state["sampler"])
+        self.best = state["best"]
+        self.history = state["history"]
+        torch.set_rng_state(state["rng"]["torch"].cpu())
+        if state["rng"]["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+        log.info("resumed from %s at step %d", self._last, self.step)
+        return True
+
+    # -- training ------------------------------------------------------------------------------
+    def _forward_pair(self, index: np.ndarray) -> tuple[torch.Tensor, int]:
+        """TR loss of one micro-batch and its number of real (non-pad) tokens."""
+        data = self.train_data
+        rows = data.xx.rows(index) + data.en.rows(index)
+        # Both sides in one forward pass: one kernel launch sequence for 2·B sentences.
+        ids, mask = collate(rows, *self.special)
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            vectors = encoder.cls_vectors(self.model, ids, mask)
+        xx, en = vectors.split(len(index))
+        loss = translation_ranking_loss(xx, en, self.settings.temperature, self.settings.direction)
+        return loss, int(mask.sum())
+
+    def train_step(self) -> dict:
+        s = self.settings
+        self.model.train()
+        total, tokens = 0.0, 0
+        for _ in range(s.accumulation):
+            loss, n_tokens = self._forward_pair(self.sampler.take(s.micro_batch_size))
+            (loss / s.accumulation).backward()
+            total += loss.item() / s.accumulation
+            tokens += n_tokens
+        grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), s.max_grad_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        return {"loss": total, "grad_norm": float(grad_norm), "tokens": tokens}
+
+    @torch.inference_mode()
+    def evaluate(self) -> dict:
+        """Dev P@1 (%) per language, foreign → English, and its mean."""
+        self.model.eval()
+        scores = {}
+        for lang, pairs in self.dev_data.items():
+            if len(pairs) == 0:
+                continue
+            xx, en = (
+                self._encode(pairs.xx.rows(np.arange(len(pairs)))),
+                self._encode(pairs.en.rows(np.arange(len(pairs)))),
+            )
+            scores[lang] = round(100 * p_at_1(xx, en), 2)
+        mean = round(float(np.mean(list(scores.values()))), 2) if scores else float("nan")
+        return {"dev_p1": mean, "dev": scores}
+
+    def _encode(self, rows: list[np.ndarray], batch: int = 512) -> np.ndarray:
+        out = []
+        for start in range(0, len(rows), batch):
+            ids, mask = collate(rows[start : start + batch], *self.special)
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+                vectors = encoder.cls_vectors(self.model, ids.to(self.device), mask.to(self.device))
+            out.append(vectors.float().cpu().numpy())
+        return np.concatenate(out)
+
+    def _request_stop(self, signum: int, _frame: object) -> None:
+        log.warning("signal %d: saving a checkpoint after this step, then stopping", signum)
+        self._stop = True
+
+    def run(self, log_path: Path | None = None) -> dict:
+        """Train to `max_steps` (resuming if possible); return the best dev record."""
+        s = self.settings
+        self.resume()
+        if log_path is not None:  # the live log restarts from what the checkpoint knew
+            log_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history))
+        previous = signal.signal(signal.SIGTERM, self._request_stop)
+        started, pairs_since, tokens_since, losses = time.perf_counter(), 0, 0, []
+        try:
+            while self.step < s.max_steps:
+                record = self.train_step()
+                losses.append(record["loss"])
+                pairs_since += s.batch_size
+                tokens_since += record["tokens"]
+                if self.step % s.log_every == 0 or self.step == s.max_steps:
+                    elapsed = time.perf_counter() - started
+                    entry = {
+                        "step": self.step,
+                        "loss": round(float(np.mean(losses)), 5),
+                        "lr": self.scheduler.get_last_lr()[0],
+                        "grad_norm": round(record["grad_norm"], 4),
+                        "pairs_per_s": round(pairs_since / elapsed, 1),
+                        "tokens_per_s": round(tokens_since / elapsed, 1),
+                    }
+                    self._log(entry, log_path)
+                    started, pairs_since, tokens_since, losses = time.perf_counter(), 0, 0, []
+                if self.step % s.eval_every == 0 or self.step == s.max_steps:
+                    result = self.evaluate()
+                    improved = result["dev_p1"] > self.best["dev_p1"]
+                    if improved:
+                        self.best = {"step": self.step, **result}
+                        with atomic_path(self._best_weights) as tmp:
+                            torch.save(self.model.state_dict(), tmp)
+                    self._log({"step": self.step, **result, "best": improved}, log_path)
+                if self.step % s.checkpoint_every == 0 or self._stop:
+                    self.save_checkpoint()
+                if self._stop:
+                    raise Preempted(
+                        f"stopped by a signal at step {self.step}; rerun to resume from "
+                        f"{self._last}"
+                    )
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        return self.best
+
+    def _log(self, entry: dict, log_path: Path | None) -> None:
+        self.history.append(entry)
+        log.info(json.dumps(entry))
+        if log_path is not None:
+            with open(log_path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+    def export(self, out_dir: Path, run_config: dict) -> None:
+        """Write the best model (HF + sentence-transformers) and the run's records."""
+        if self._best_weights.exists():
+            self.model.load_state_dict(torch.load(self._best_weights, map_location=self.device))
+        self.model.to("cpu")
+        with atomic_path(out_dir) as tmp:
+            encoder.save(self.model, self.model_spec.tokenizer_dir, tmp, self.settings.max_length)
+            write_json(tmp / "run.json", run_config)
+            write_json(tmp / "best.json", self.best)
+            with open(tmp / "train_log.jsonl", "w") as f:
+                f.writelines(json.dumps(entry) + "\n" for entry in self.history)

@@ -1,0 +1,115 @@
+import polars as pl
+import pytest
+
+from xlsent.tables import tatoeba_tables, write_tables
+
+
+def results(run: str, seed: int, accuracy: dict[str, tuple[float, float]]) -> pl.DataFrame:
+    """One seed's evaluation file: xx2en, en2xx and their mean per language."""
+    rows = []
+    for lang, (xx2en, en2xx) in accuracy.items():
+        for direction, value in (("xx2en", xx2en), ("en2xx", en2xx), ("mean", (xx2en + en2xx) / 2)):
+            rows.append(("tatoeba", run, seed, lang, direction, "accuracy", value, 1000))
+    schema = {
+        "task": pl.String,
+        "run": pl.String,
+        "seed": pl.Int64,
+        "lang": pl.String,
+        "direction": pl.String,
+        "metric": pl.String,
+        "value": pl.Float64,
+        "n": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+# Run A, two seeds, all of low4 (kk te ka jv) plus de. Seed means per language (xx2en, en2xx, mean):
+#   kk (60+70)/2=65, (40+50)/2=45, 55   te 75, 55, 65   ka 85, 65, 75   jv 95, 75, 85
+#   de (100+98)/2=99, (90+92)/2=91, 95
+# Run B, one seed, lacks jv: kk 20, 10, 15   te 30, 20, 25   ka 40, 30, 35   de 90, 80, 85
+FRAMES = [
+    results(
+        "A", 0, {"kk": (60, 40), "te": (70, 50), "ka": (80, 60), "jv": (90, 70), "de": (100, 90)}
+    ),
+    results(
+        "A", 1, {"kk": (70, 50), "te": (80, 60), "ka": (90, 70), "jv": (100, 80), "de": (98, 92)}
+    ),
+    results("B", 7, {"kk": (20, 10), "te": (30, 20), "ka": (40, 30), "de": (90, 80)}),
+]
+
+
+def test_summary_group_averages():
+    summary, _ = tatoeba_tables(FRAMES, ["low4"])
+    assert summary.columns == [
+        "run", "seeds", "low4", "all", "low4_xx2en", "all_xx2en", "low4_en2xx", "all_en2xx",
+        "missing",
+    ]  # fmt: skip
+    a, b = summary.rows(named=True)
+    assert (a["run"], a["seeds"], b["run"], b["seeds"]) == ("A", 2, "B", 1)
+    assert a["low4"] == pytest.approx((55 + 65 + 75 + 85) / 4)  # 70
+    assert a["low4_xx2en"] == pytest.approx((65 + 75 + 85 + 95) / 4)  # 80
+    assert a["low4_en2xx"] == pytest.approx((45 + 55 + 65 + 75) / 4)  # 60
+    assert a["all"] == pytest.approx((55 + 65 + 75 + 85 + 95) / 5)  # 75
+    assert a["all_xx2en"] == pytest.approx((65 + 75 + 85 + 95 + 99) / 5)  # 83.8
+    assert a["all_en2xx"] == pytest.approx((45 + 55 + 65 + 75 + 91) / 5)  # 66.2
+    assert a["missing"] is None
+    # B lacks jv: low4 is not averaged over the three it has; `all` is over what it has.
+    assert (b["low4"], b["low4_xx2en"], b["low4_en2xx"]) == (None, None, None)
+    assert b["all"] == pytest.approx((15 + 25 + 35 + 85) / 4)  # 40
+    assert b["missing"] == "jv"
+
+
+def test_per_language_seed_means():
+    _, per_language = tatoeba_tables(FRAMES, ["low4"])
+    assert per_language.columns == ["run", "de", "jv", "ka", "kk", "te"]  # language-table order
+    assert per_language.rows() == [("A", 95, 85, 75, 55, 65), ("B", 85, None, 35, 15, 25)]
+
+
+def test_reads_parquet_paths(tmp_path):
+    paths = []
+    for i, frame in enumerate(FRAMES):
+        paths.append(tmp_path / f"seed{i}.parquet")
+        frame.write_parquet(paths[-1])
+    assert tatoeba_tables(paths, ["low4"])[0].equals(tatoeba_tables(FRAMES, ["low4"])[0])
+
+
+def test_seed_missing_a_language_is_refused():
+    partial = results("A", 2, {"kk": (1, 1)})
+    with pytest.raises(
+        ValueError, match="'A' has results for te, ka, jv, de from only some of its 3"
+    ):
+        tatoeba_tables([*FRAMES, partial], ["low4"])
+
+
+def test_duplicate_result_is_refused():
+    with pytest.raises(ValueError, match="passed twice"):
+        tatoeba_tables([*FRAMES, FRAMES[0]], ["low4"])
+
+
+def test_unknown_group():
+    with pytest.raises(ValueError, match="unknown language groups"):
+        tatoeba_tables(FRAMES, ["low3"])
+
+
+def test_write_tables(tmp_path):
+    summary, per_language = tatoeba_tables(FRAMES, ["low4"])
+    written = write_tables(summary, per_language, tmp_path / "tatoeba.csv")
+    assert [p.name for p in written] == [
+        "tatoeba.csv", "tatoeba.md", "tatoeba_langs.csv", "tatoeba_langs.md"
+    ]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in written)
+    assert pl.read_csv(tmp_path / "tatoeba.csv").equals(summary)
+    assert pl.read_csv(tmp_path / "tatoeba_langs.csv").equals(per_language)
+
+    md = (tmp_path / "tatoeba.md").read_text().splitlines()
+    header = "| run | seeds | low4 | all | low4_xx2en | all_xx2en | low4_en2xx | all_en2xx |"
+    rows = md[md.index(header) + 2 :]
+    assert rows[0] == "| A | 2 | 70.0 | 75.0 | 80.0 | 83.8 | 60.0 | 66.2 |"
+    # B: all_xx2en = (20 + 30 + 40 + 90) / 4 = 45, all_en2xx = (10 + 20 + 30 + 80) / 4 = 35.
+    assert rows[1] == "| B | 1 | – | 40.0 | – | 45.0 | – | 35.0 |"
+    footnote = next(line for line in rows if "`B`" in line)
+    assert "jv" in footnote
+
+    langs_md = (tmp_path / "tatoeba_langs.md").read_text()
+    assert "| run | de | jv | ka | kk | te |" in langs_md
+    assert "| B | 85.0 | – | 35.0 | 15.0 | 25.0 |" in langs_md

@@ -1,0 +1,84 @@
+# Tokenize stage: spaCy words (for the aligner and Bi-Sent2vec) and the encoder's subwords.
+
+
+def tokenizer_inputs(wildcards):
+    spec = model_spec(wildcards.model)
+    if spec["init"] == "pretrained":
+        return {"pretrained": f"results/pretrained/{wildcards.model}"}
+    return {"corpus": expand("results/corpus/{lang}/train.parquet", lang=LANGS)}
+
+
+def tokenizer_args(wildcards, input):
+    spec = model_spec(wildcards.model)
+    if spec["init"] == "pretrained":
+        return f"--pretrained {input.pretrained}"
+    return (
+        f"--corpus {lang_args('results/corpus/{lang}/train.parquet', LANGS)}"
+        f" --vocab-size {spec['vocab_size']} --sentences {spec['tokenizer_sentences']}"
+    )
+
+
+rule words:
+    input:
+        "results/corpus/{lang}/{split}.parquet",
+    output:
+        "results/words/{lang}/{split}.parquet",
+    log:
+        "logs/words/{lang}/{split}.log",
+    benchmark:
+        "results/benchmarks/words/{lang}/{split}.tsv"
+    resources:
+        mem_mb=lambda w, attempt: 4000 * attempt,
+    shell:
+        "xlsent words --lang {wildcards.lang} --corpus {input} --out {output} 2> {log}"
+
+
+rule fetch_model:
+    # On the login node: hub downloads need the internet, which compute nodes may lack.
+    localrule: True
+    output:
+        directory("results/pretrained/{model}"),
+    params:
+        path=lambda w: model_spec(w.model)["path"],
+    log:
+        "logs/fetch_model/{model}.log",
+    shell:
+        "xlsent fetch-model --path {params.path} --out {output} 2> {log}"
+
+
+rule tokenizer:
+    input:
+        unpack(tokenizer_inputs),
+    output:
+        directory("results/tokenizers/{model}"),
+    params:
+        spec=lambda w: as_json(model_spec(w.model)),
+        args=tokenizer_args,
+        seed=CORPUS["seed"],
+    log:
+        "logs/tokenizer/{model}.log",
+    benchmark:
+        "results/benchmarks/tokenizer/{model}.tsv"
+    threads: 4
+    resources:
+        mem_mb=lambda w, attempt: 16000 * attempt,
+    shell:
+        "xlsent tokenizer {params.args} --seed {params.seed} --threads {threads}"
+        " --out {output} 2> {log}"
+
+
+rule subwords:
+    input:
+        corpus="results/corpus/{lang}/{split}.parquet",
+        tokenizer="results/tokenizers/{model}",
+    output:
+        "results/subwords/{model}/{lang}/{split}.parquet",
+    log:
+        "logs/subwords/{model}/{lang}/{split}.log",
+    benchmark:
+        "results/benchmarks/subwords/{model}/{lang}/{split}.tsv"
+    resources:
+        mem_mb=lambda w, attempt: 4000 * attempt,
+    shell:
+        "xlsent subwords --corpus {input.corpus} --tokenizer {input.tokenizer}"
+        " --out {output} 2> {log}"
