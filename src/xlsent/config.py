@@ -26,7 +26,12 @@ class ConfigError(ValueError):
 
 
 def _with_defaults(validator_class: type) -> type:
-    """A validator that fills `default`s into the instance as it validates."""
+    """A validator that fills `default`s into the instance as it validates.
+
+    Open mappings (`models`, `runs`) get their entries' defaults too: their values are
+    validated through `properties` like any other object, and so are `if`/`then` branches
+    (scratch-only model keys get defaults only for scratch models).
+    """
     validate_properties = validator_class.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema):
@@ -35,30 +40,14 @@ def _with_defaults(validator_class: type) -> type:
                 instance[name] = copy.deepcopy(sub["default"])
         yield from validate_properties(validator, properties, instance, schema)
 
-    def set_additional_defaults(validator, additional, instance, schema):
-        # Entries of open mappings (`models`, `runs`) get their own defaults too.
-        if isinstance(instance, dict) and isinstance(additional, dict):
-            known = schema.get("properties", {})
-            for name, value in instance.items():
-                if name not in known and isinstance(value, dict):
-                    for key, sub in additional.get("properties", {}).items():
-                        if "default" in sub and key not in value:
-                            value[key] = copy.deepcopy(sub["default"])
-        yield from validator_class.VALIDATORS["additionalProperties"](
-            validator, additional, instance, schema
-        )
-
-    return jsonschema.validators.extend(
-        validator_class,
-        {"properties": set_defaults, "additionalProperties": set_additional_defaults},
-    )
+    return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
 def _key(path: Any) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
-def _message(error: jsonschema.ValidationError, schema: dict) -> str:
+def _message(error: jsonschema.ValidationError) -> str:
     where = _key(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = list(error.schema.get("properties", {}))
@@ -76,6 +65,8 @@ def _message(error: jsonschema.ValidationError, schema: dict) -> str:
                 f"`{parent}`: {', '.join(allowed)}"
             )
     description = error.schema.get("description", "") if isinstance(error.schema, dict) else ""
+    if error.validator == "not" and description:  # jsonschema's own text repeats the schema
+        return f"config key `{where}`: {description}"
     return f"config key `{where}`: {error.message}" + (f" ({description})" if description else "")
 
 
@@ -83,11 +74,10 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     """Validate `config` in place (defaults filled) and check cross-key references."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
-    # Defaults are filled while validating; validate twice so nested defaults are checked too.
-    for _ in range(2):
-        errors = sorted(validator.iter_errors(config), key=lambda e: len(e.absolute_path))
-        if errors:
-            raise ConfigError(_message(errors[0], schema))
+    # The shallowest error first: an unknown section explains everything below it.
+    errors = sorted(validator.iter_errors(config), key=lambda e: len(e.absolute_path))
+    if errors:
+        raise ConfigError(_message(errors[0]))
     _check_references(config)
     return config
 

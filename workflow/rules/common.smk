@@ -20,6 +20,14 @@ wildcard_constraints:
     corpus="[A-Za-z0-9_-]+",
 
 
+def shipped(path):
+    """A path from the config: as given if it exists, else relative to the workflow (for the
+    files it ships under resources/ when Snakemake runs with another --directory)."""
+    if Path(path).exists() or Path(path).is_absolute():
+        return path
+    return str(Path(workflow.basedir) / path)
+
+
 def as_json(obj):
     """A stable JSON rendering of settings, for params (staleness) and --settings flags."""
     return json.dumps(obj, sort_keys=True)

@@ -5,7 +5,7 @@ CORPUS = config["corpus"]
 
 
 def opus_archives(lang):
-    manifest = opus.load_manifest(CORPUS["opus"]["manifest"])
+    manifest = opus.load_manifest(shipped(CORPUS["opus"]["manifest"]))
     return opus.archives(manifest, lang, CORPUS["opus"]["corpora"])
 
 
@@ -35,7 +35,7 @@ def source_args(wildcards, input):
         return shlex.join(args + (["--corpora", *corpora] if corpora else []))
     if source == "opus":
         zips = [f"{name}={path}" for name, path in input.items()]
-        return shlex.join(["--manifest", CORPUS["opus"]["manifest"], "--zip", *zips])
+        return shlex.join(["--manifest", shipped(CORPUS["opus"]["manifest"]), "--zip", *zips])
     return shlex.join(["--heldout-fraction", str(CORPUS["demo"]["heldout_fraction"])])
 
 
@@ -55,7 +55,7 @@ rule opus_download:
         zip="results/downloads/opus/{corpus}/{lang}.zip",
         record="results/downloads/opus/{corpus}/{lang}.zip.json",
     params:
-        manifest=CORPUS["opus"]["manifest"],
+        manifest=shipped(CORPUS["opus"]["manifest"]),
         base_url=f"--base-url {CORPUS['opus']['base_url']}" if CORPUS["opus"]["base_url"] else "",
         retries=CORPUS["opus"]["retries"],
     log:

@@ -1,0 +1,59 @@
+"""Fixtures shared by the unit tests: a small real corpus and a tokenizer trained on it.
+
+The text is the embedded demo data (CLDR names and Django messages, real human translations
+read from installed packages), so these tests need nothing beside the checkout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from xlsent.corpus import demo
+from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.corpus.sample import SampleConfig, sample
+from xlsent.models.tokenizer import train_sentencepiece
+from xlsent.tokenize import subwords
+
+LANGS = ("de", "kk")
+
+
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Path]]:
+    """{lang: {"train": path, "dev": path}} corpus splits of real German and Kazakh pairs."""
+    root = tmp_path_factory.mktemp("corpus")
+    out: dict[str, dict[str, Path]] = {}
+    for lang in LANGS:
+        clean(demo.bitexts(lang, 0.2), lang, root / f"{lang}.clean.parquet", CleanConfig(min_tokens=1))
+        paths = {split: root / f"{lang}.{split}.parquet" for split in ("train", "dev")}
+        sample(
+            root / f"{lang}.clean.parquet",
+            lang,
+            paths["train"],
+            paths["dev"],
+            SampleConfig(dev_pairs=100),
+        )
+        out[lang] = paths
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_tokenizer(tmp_path_factory: pytest.TempPathFactory, small_corpus) -> Path:
+    out = tmp_path_factory.mktemp("tok") / "tokenizer"
+    train_sentencepiece({lang: p["train"] for lang, p in small_corpus.items()}, out, vocab_size=1000)
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_subwords(
+    tmp_path_factory: pytest.TempPathFactory, small_corpus, small_tokenizer
+) -> dict[str, dict[str, Path]]:
+    root = tmp_path_factory.mktemp("subwords")
+    out: dict[str, dict[str, Path]] = {}
+    for lang, splits in small_corpus.items():
+        out[lang] = {}
+        for split, path in splits.items():
+            out[lang][split] = root / f"{lang}.{split}.parquet"
+            subwords(path, small_tokenizer, out[lang][split])
+    return out
