@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: setup
-	$(SNAKEMAKE) --cores $(CORES) --configfile $(DEMO_CONFIG) results/tables/tatoeba.csv
+	$(SNAKEMAKE) results/tables/tatoeba.csv --cores $(CORES) --configfile $(DEMO_CONFIG)
 	@echo "results/tables/tatoeba.csv:"
 	@cat results/tables/tatoeba.md
 

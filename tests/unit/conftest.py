@@ -25,7 +25,9 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
     root = tmp_path_factory.mktemp("corpus")
     out: dict[str, dict[str, Path]] = {}
     for lang in LANGS:
-        clean(demo.bitexts(lang, 0.2), lang, root / f"{lang}.clean.parquet", CleanConfig(min_tokens=1))
+        clean(
+            demo.bitexts(lang, 0.2), lang, root / f"{lang}.clean.parquet", CleanConfig(min_tokens=1)
+        )
         paths = {split: root / f"{lang}.{split}.parquet" for split in ("train", "dev")}
         sample(
             root / f"{lang}.clean.parquet",
@@ -41,7 +43,9 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
 @pytest.fixture(scope="session")
 def small_tokenizer(tmp_path_factory: pytest.TempPathFactory, small_corpus) -> Path:
     out = tmp_path_factory.mktemp("tok") / "tokenizer"
-    train_sentencepiece({lang: p["train"] for lang, p in small_corpus.items()}, out, vocab_size=1000)
+    train_sentencepiece(
+        {lang: p["train"] for lang, p in small_corpus.items()}, out, vocab_size=1000
+    )
     return out
 
 

@@ -95,6 +95,23 @@ def _batches(
             yield bitext, linenos, en, xx
 
 
+def _text(lines: list[bytes]) -> pl.Series:
+    """The lines as text, null where a line is not valid UTF-8 (the `invalid_utf8` filter)."""
+    try:
+        return pl.Series(lines, dtype=pl.Binary).cast(pl.String, strict=False)
+    except pl.exceptions.PolarsError:
+        # Polars raises on invalid UTF-8 even with strict=False, which would stop cleaning at
+        # the first bad line instead of counting it: decode such a batch line by line.
+        return pl.Series([_decode(line) for line in lines], dtype=pl.String)
+
+
+def _decode(line: bytes) -> str | None:
+    try:
+        return line.decode()
+    except UnicodeDecodeError:
+        return None
+
+
 def _token_count(col: pl.Expr, unspaced: bool) -> pl.Expr:
     return col.str.count_matches(r"\S" if unspaced else r"\S+")
 
@@ -141,6 +158,7 @@ def clean(
 ) -> dict:
     """Clean `bitexts` of English–`lang` into `out_path` (Parquet); return the statistics."""
     out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)  # the first pass writes beside it
     pass1_path = out_path.with_name(f".{out_path.name}.pass1")
     try:
         stats = _first_pass(bitexts, lang, pass1_path, cfg)
@@ -168,6 +186,8 @@ def _first_pass(bitexts: list[Bitext], lang: str, pass1_path: Path, cfg: CleanCo
     dropped = dict.fromkeys(FILTERS, 0)
     examples: dict[str, list[str]] = {}
     sources: dict[str, dict] = {}
+    for bitext in bitexts:  # up front, so that a source with no line or no survivor is listed
+        sources.setdefault(bitext.corpus, {"origin": bitext.origin, "read": 0, "kept": 0})
     control = 0
     writer = pq.ParquetWriter(pass1_path, _PASS1_SCHEMA)
     try:
@@ -177,15 +197,15 @@ def _first_pass(bitexts: list[Bitext], lang: str, pass1_path: Path, cfg: CleanCo
                     pl.DataFrame(
                         {
                             "lineno": linenos,
-                            "en": pl.Series(en, dtype=pl.Binary).cast(pl.String, strict=False),
-                            "xx": pl.Series(xx, dtype=pl.Binary).cast(pl.String, strict=False),
+                            "en": _text(en),
+                            "xx": _text(xx),
                         }
                     ),
                     lang,
                     cfg,
                 )
                 control += int(frame["control"].sum())
-                source = sources.setdefault(bitext.corpus, {"origin": bitext.origin, "read": 0})
+                source = sources[bitext.corpus]
                 source["read"] += frame.height
                 rejected = frame.filter(pl.col("reason").is_not_null())
                 for reason, lineno in rejected.select("reason", "lineno").iter_rows():
@@ -248,7 +268,8 @@ def _write_kept(
     per_source: Counter[str] = Counter()
     start = 0
     with parquet_writer(out_path, CORPUS_SCHEMA) as writer:
-        for batch in pq.ParquetFile(pass1_path).iter_batches(
+        # Without pre_buffer: it reads ahead across row groups, so memory would grow with the file.
+        for batch in pq.ParquetFile(pass1_path, pre_buffer=False).iter_batches(
             batch_size=batch_size, columns=["en", "xx", "source"]
         ):
             rows = pl.from_arrow(batch).filter(pl.Series(keep[start : start + batch.num_rows]))

@@ -25,7 +25,10 @@ def _side(directory: Path, corpus: str, pair: str, lang: str) -> Path | None:
 
 
 def discover(directory: str | Path, lang: str, corpora: list[str] | None = None) -> list[Bitext]:
-    """All bitexts for `lang` in `directory` (only `corpora` if given), sorted by corpus name."""
+    """All bitexts for `lang` in `directory`, by corpus name; or `corpora`, in that order.
+
+    The order matters: ids follow it, and of duplicates across corpora the first is kept.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise CorpusError(
@@ -39,7 +42,7 @@ def discover(directory: str | Path, lang: str, corpora: list[str] | None = None)
         corpus, sep, rest = name.partition(f".{pair}.")
         if sep and rest in ("en", lang):
             found.add(corpus)
-    names = sorted(found) if corpora is None else list(corpora)
+    names = sorted(found) if corpora is None else list(dict.fromkeys(corpora))
     bitexts = []
     for corpus in names:
         en, xx = _side(directory, corpus, pair, "en"), _side(directory, corpus, pair, lang)

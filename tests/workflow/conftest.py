@@ -1,0 +1,87 @@
+"""Running the real Snakemake workflow in a scratch directory.
+
+Every test works in its own directory (`--directory`), with the repository's Snakefile and
+a config file written there, so `results/` and `logs/` of the checkout are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "data"
+DEMO_CONFIG = ROOT / "resources" / "demo" / "config.yaml"
+
+
+def snakemake(workdir: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's workflow in `workdir`; fail with its output."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--directory",
+            str(workdir),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        pytest.fail(
+            f"snakemake {' '.join(args)} failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+        )
+    return proc
+
+
+def planned_jobs(workdir: Path, configfile: Path, *targets: str) -> dict[str, int]:
+    """The jobs a dry run would execute, as {rule: count} (empty: nothing to do)."""
+    # Targets first: --configfile takes several values and would swallow them.
+    out = snakemake(workdir, *targets, "--dry-run", "--configfile", str(configfile)).stdout
+    if "Nothing to be done" in out:
+        return {}
+    stats = out.split("Job stats:")[1]
+    return {
+        rule: int(count)
+        for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, flags=re.MULTILINE)
+        if rule != "total"
+    }
+
+
+def write_config(path: Path, config: dict) -> Path:
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def demo_config() -> dict:
+    return yaml.safe_load(DEMO_CONFIG.read_text())
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo DAG run once, from an empty directory, to results/tables/tatoeba.csv."""
+    workdir = tmp_path_factory.mktemp("demo")
+    configfile = write_config(workdir / "config.yaml", demo_config())
+    snakemake(
+        workdir, "results/tables/tatoeba.csv", "--cores", "2", "--configfile", str(configfile)
+    )
+    return workdir
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """A copy of a finished run (results, logs, .snakemake metadata) for a test to change."""
+    shutil.copytree(src, dst, symlinks=True)
+    return dst

@@ -1,0 +1,80 @@
+"""The embedded demo, end to end, and what re-runs after a change."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from conftest import copy_tree, demo_config, planned_jobs, write_config
+from transformers import AutoModel
+
+from xlsent import languages
+
+pytestmark = pytest.mark.workflow
+
+DEMO_LANGS = languages.resolve(demo_config()["languages"])
+
+
+def test_demo_writes_the_tatoeba_table(demo_run):
+    summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
+    assert summary["run"].to_list() == ["tr"]
+    for group in ("low4", "low5", "low8", "all"):
+        assert 0 < summary[group][0] <= 100
+    per_language = pl.read_csv(demo_run / "results/tables/tatoeba_langs.csv")
+    assert sorted(per_language.columns[1:]) == sorted(DEMO_LANGS)
+    markdown = (demo_run / "results/tables/tatoeba.md").read_text()
+    assert "| tr |" in markdown
+
+
+def test_demo_records_every_stage(demo_run):
+    results = demo_run / "results"
+    for lang in DEMO_LANGS:
+        stats = json.loads((results / f"corpus/{lang}/clean_stats.json").read_text())
+        assert stats["kept"] + sum(stats["dropped"].values()) == stats["read"]
+        assert stats["provenance"]["babel"]
+        sample = json.loads((results / f"corpus/{lang}/sample_stats.json").read_text())
+        assert sample["train"] + sample["dev"] == stats["kept"]
+        assert (demo_run / f"logs/clean/{lang}.log").read_text()
+        assert (results / f"benchmarks/clean/{lang}.tsv").exists()
+    model = results / "models/tr/seed42"
+    assert AutoModel.from_pretrained(model).config.num_hidden_layers == 2
+    log = [json.loads(line) for line in (model / "train_log.jsonl").read_text().splitlines()]
+    assert log[-1]["step"] == 1000
+    evaluation = pl.read_parquet(results / "eval/tatoeba/tr/seed42.parquet")
+    assert set(evaluation["direction"]) == {"xx2en", "en2xx", "mean"}
+    assert evaluation.height == 3 * len(DEMO_LANGS)
+    # The held-out test pairs never occur in training (by English text).
+    train_en = set(pl.read_parquet(results / "corpus/kk/train.parquet")["en"])
+    test_en = (results / "demo/tatoeba/tatoeba.kaz-eng.eng").read_text().splitlines()
+    assert test_en and not train_en & set(test_en)
+
+
+def test_nothing_reruns_when_nothing_changed(demo_run):
+    assert planned_jobs(demo_run, demo_run / "config.yaml", "results/tables/tatoeba.csv") == {}
+
+
+def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_path):
+    workdir = copy_tree(demo_run, tmp_path / "run")
+    config = demo_config()
+    config.setdefault("evaluate", {})["batch_size"] = 64
+    changed = write_config(workdir / "changed.yaml", config)
+    jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
+    assert jobs == {"eval_tatoeba": 1, "tables_tatoeba": 1}
+
+
+def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
+    workdir = copy_tree(demo_run, tmp_path / "run")
+    config = demo_config()
+    config["corpus"]["max_pairs"] = 500
+    changed = write_config(workdir / "changed.yaml", config)
+    jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
+    n = len(DEMO_LANGS)
+    assert jobs == {
+        "sample": n,
+        "tokenizer": 1,
+        "subwords": 2 * n,
+        "train": 1,
+        "eval_tatoeba": 1,
+        "tables_tatoeba": 1,
+    }
