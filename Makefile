@@ -28,6 +28,7 @@ lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(SNAKEMAKE) --lint
 	$(SNAKEMAKE) --lint --configfile $(DEMO_CONFIG)
 
 test: setup lint

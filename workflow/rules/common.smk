@@ -1,14 +1,18 @@
-# Names shared by every rule file: languages, runs, wildcard patterns, helpers.
+# Names and input functions shared by the rule files (which hold only rules).
 import json
 import shlex
+from pathlib import Path
 
 from xlsent import languages
 from xlsent.config import run_seeds, train_settings
+from xlsent.corpus import demo, local, opus
 
+CORPUS = config["corpus"]
+TATOEBA = config["evaluate"]["tatoeba"]
 LANGS = languages.resolve(config["languages"])
-EVAL_LANGS = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or config["languages"])
+EVAL_LANGS = languages.resolve(TATOEBA["languages"] or config["languages"])
 RUN_SEEDS = list(run_seeds(config))
-SPLITS = ["train", "dev"]
+TATOEBA_DIR = TATOEBA["dir"] or "results/data/tatoeba"
 
 
 wildcard_constraints:
@@ -21,8 +25,8 @@ wildcard_constraints:
 
 
 def shipped(path):
-    """A path from the config: as given if it exists, else relative to the workflow (for the
-    files it ships under resources/ when Snakemake runs with another --directory)."""
+    """A config path as given if it exists, else relative to the workflow: the files it ships
+    under resources/ are found when Snakemake runs with another --directory."""
     if Path(path).exists() or Path(path).is_absolute():
         return path
     return str(Path(workflow.basedir) / path)
@@ -36,7 +40,8 @@ def as_json(obj):
 def lang_args(pattern, langs, **wildcards):
     """`lang=path` arguments for the CLI, one per language."""
     return " ".join(
-        shlex.quote(f"{lang}={pattern.format(lang=lang, **wildcards)}") for lang in langs
+        shlex.quote(f"{lang}={pattern.format(lang=lang, **wildcards)}")
+        for lang in langs
     )
 
 
@@ -46,3 +51,140 @@ def model_of(run):
 
 def model_spec(model):
     return config["models"][model]
+
+
+# -- corpus ----------------------------------------------------------------------------
+
+
+def opus_archives(lang):
+    manifest = opus.load_manifest(shipped(CORPUS["opus"]["manifest"]))
+    return opus.archives(manifest, lang, CORPUS["opus"]["corpora"])
+
+
+def corpus_inputs(wildcards):
+    """The raw files of a language (named), so that a changed file re-runs its cleaning."""
+    lang = wildcards.lang
+    if CORPUS["source"] == "local":
+        bitexts = local.discover(
+            CORPUS["local"]["dir"], lang, CORPUS["local"]["corpora"]
+        )
+        return {
+            f"{b.corpus}.{side}": path
+            for b in bitexts
+            for side, path in (("en", b.en_origin), (lang, b.xx_origin))
+        }
+    if CORPUS["source"] == "opus":
+        return {
+            a.corpus: f"results/downloads/opus/{a.corpus}/{lang}.zip"
+            for a in opus_archives(lang)
+        }
+    return {}
+
+
+def source_args(wildcards, input):
+    source = CORPUS["source"]
+    if source == "local":
+        corpora = CORPUS["local"]["corpora"]
+        args = ["--local-dir", CORPUS["local"]["dir"]]
+        return shlex.join(args + (["--corpora", *corpora] if corpora else []))
+    if source == "opus":
+        zips = [f"{name}={path}" for name, path in input.items()]
+        return shlex.join(
+            ["--manifest", shipped(CORPUS["opus"]["manifest"]), "--zip", *zips]
+        )
+    return shlex.join(["--heldout-fraction", str(CORPUS["demo"]["heldout_fraction"])])
+
+
+def source_params(wildcards):
+    """What, besides input files, decides a language's raw pairs."""
+    source = CORPUS["source"]
+    if source == "demo":
+        # The embedded data comes from installed packages: their versions are its identity.
+        return {
+            "demo": CORPUS["demo"]["heldout_fraction"],
+            "provenance": demo.provenance(),
+        }
+    return {source: CORPUS[source]}
+
+
+# -- tokenize --------------------------------------------------------------------------
+
+
+def tokenizer_inputs(wildcards):
+    spec = model_spec(wildcards.model)
+    if spec["init"] == "pretrained":
+        return {"pretrained": f"results/pretrained/{wildcards.model}"}
+    return {"corpus": expand("results/corpus/{lang}/train.parquet", lang=LANGS)}
+
+
+def tokenizer_args(wildcards, input):
+    spec = model_spec(wildcards.model)
+    if spec["init"] == "pretrained":
+        return f"--pretrained {input.pretrained}"
+    return (
+        f"--corpus {lang_args('results/corpus/{lang}/train.parquet', LANGS)}"
+        f" --vocab-size {spec['vocab_size']} --sentences {spec['tokenizer_sentences']}"
+    )
+
+
+# -- train -----------------------------------------------------------------------------
+
+
+def train_inputs(wildcards):
+    model = model_of(wildcards.run)
+    pattern = "results/subwords/{model}/{lang}/{split}.parquet"
+    inputs = {
+        "tokenizer": f"results/tokenizers/{model}",
+        "train": expand(pattern, model=model, lang=LANGS, split="train"),
+        "dev": expand(pattern, model=model, lang=LANGS, split="dev"),
+    }
+    if model_spec(model)["init"] == "pretrained":
+        inputs["pretrained"] = f"results/pretrained/{model}"
+    return inputs
+
+
+def settings_of(wildcards):
+    return train_settings(config, wildcards.run, int(wildcards.seed))
+
+
+def train_args(wildcards, input):
+    model = model_of(wildcards.run)
+    pattern = "results/subwords/{model}/{lang}/{split}.parquet"
+    args = (
+        f"--train {lang_args(pattern, LANGS, model=model, split='train')}"
+        f" --dev {lang_args(pattern, LANGS, model=model, split='dev')}"
+    )
+    if "pretrained" in input.keys():
+        args += f" --pretrained {input.pretrained}"
+    return args
+
+
+# -- evaluate --------------------------------------------------------------------------
+
+
+def tatoeba_files(langs):
+    return [
+        f"{TATOEBA_DIR}/tatoeba.{iso3}-eng.{side}"
+        for iso3 in (languages.get(lang).iso3 for lang in langs)
+        for side in (iso3, "eng")
+    ]
+
+
+def check_tatoeba_dir():
+    """A user's Tatoeba directory: say which file is missing and the fix before any job runs."""
+    if not TATOEBA["dir"] or TATOEBA["dir"].startswith("results/"):
+        return  # files the workflow itself downloads or writes
+    for path in tatoeba_files(EVAL_LANGS):
+        if not Path(path).is_file():
+            raise WorkflowError(
+                f"Tatoeba file {path} is missing. Put it there, point evaluate.tatoeba.dir at "
+                "a directory in the LASER layout, or leave the language out of "
+                "evaluate.tatoeba.languages."
+            )
+
+
+def eval_max_length(wildcards):
+    return config["evaluate"]["max_length"] or settings_of(wildcards)["max_length"]
+
+
+check_tatoeba_dir()

@@ -9,9 +9,11 @@ rule tables_tatoeba:
         md="results/tables/tatoeba.md",
         langs_csv="results/tables/tatoeba_langs.csv",
         langs_md="results/tables/tatoeba_langs.md",
-    params:
-        groups=config["tables"]["groups"],
     log:
         "logs/tables/tatoeba.log",
+    conda:
+        "../../envs/eval.yaml"
+    params:
+        groups=config["tables"]["groups"],
     shell:
         "xlsent tables --groups {params.groups} --out {output.csv} {input} 2> {log}"

@@ -1,23 +1,6 @@
 # Tokenize stage: spaCy words (for the aligner and Bi-Sent2vec) and the encoder's subwords.
 
 
-def tokenizer_inputs(wildcards):
-    spec = model_spec(wildcards.model)
-    if spec["init"] == "pretrained":
-        return {"pretrained": f"results/pretrained/{wildcards.model}"}
-    return {"corpus": expand("results/corpus/{lang}/train.parquet", lang=LANGS)}
-
-
-def tokenizer_args(wildcards, input):
-    spec = model_spec(wildcards.model)
-    if spec["init"] == "pretrained":
-        return f"--pretrained {input.pretrained}"
-    return (
-        f"--corpus {lang_args('results/corpus/{lang}/train.parquet', LANGS)}"
-        f" --vocab-size {spec['vocab_size']} --sentences {spec['tokenizer_sentences']}"
-    )
-
-
 rule words:
     input:
         "results/corpus/{lang}/{split}.parquet",
@@ -27,6 +10,8 @@ rule words:
         "logs/words/{lang}/{split}.log",
     benchmark:
         "results/benchmarks/words/{lang}/{split}.tsv"
+    conda:
+        "../../envs/corpus.yaml"
     resources:
         mem_mb=lambda w, attempt: 4000 * attempt,
     shell:
@@ -34,14 +19,16 @@ rule words:
 
 
 rule fetch_model:
-    # On the login node: hub downloads need the internet, which compute nodes may lack.
-    localrule: True
     output:
         directory("results/pretrained/{model}"),
-    params:
-        path=lambda w: model_spec(w.model)["path"],
     log:
         "logs/fetch_model/{model}.log",
+    # On the login node: hub downloads need the internet, which compute nodes may lack.
+    localrule: True
+    conda:
+        "../../envs/gpu.yaml"
+    params:
+        path=lambda w: model_spec(w.model)["path"],
     shell:
         "xlsent fetch-model --path {params.path} --out {output} 2> {log}"
 
@@ -51,17 +38,19 @@ rule tokenizer:
         unpack(tokenizer_inputs),
     output:
         directory("results/tokenizers/{model}"),
-    params:
-        spec=lambda w: as_json(model_spec(w.model)),
-        args=tokenizer_args,
-        seed=CORPUS["seed"],
     log:
         "logs/tokenizer/{model}.log",
     benchmark:
         "results/benchmarks/tokenizer/{model}.tsv"
+    conda:
+        "../../envs/gpu.yaml"
     threads: 4
     resources:
         mem_mb=lambda w, attempt: 16000 * attempt,
+    params:
+        spec=lambda w: as_json(model_spec(w.model)),
+        args=tokenizer_args,
+        seed=CORPUS["seed"],
     shell:
         "xlsent tokenizer {params.args} --seed {params.seed} --threads {threads}"
         " --out {output} 2> {log}"
@@ -77,6 +66,8 @@ rule subwords:
         "logs/subwords/{model}/{lang}/{split}.log",
     benchmark:
         "results/benchmarks/subwords/{model}/{lang}/{split}.tsv"
+    conda:
+        "../../envs/gpu.yaml"
     resources:
         mem_mb=lambda w, attempt: 4000 * attempt,
     shell:
