@@ -1,0 +1,136 @@
+"""Real-data quality: a scratch TR encoder trained on CPU on the l10n corpus, on real Tatoeba.
+
+Runs the workflow with `resources/l10n/config.yaml` (all 36 languages of
+../shared/data/l10n, a small XLM-R-shaped encoder from scratch, a fixed number of steps: the
+CPU budget) in `benchmarks/out/l10n/`, then sets its Tatoeba accuracy per language group
+beside the untrained floor: character 1-4-gram tf-idf retrieval (`char_wb` n-grams, inside
+word boundaries, fitted per language on the test sentences of both sides, cosine similarity,
+both directions).
+
+    .venv/bin/python benchmarks/l10n_quality.py [--cores 2] [--max-steps N]
+
+Prints a table and writes benchmarks/out/l10n_quality.json (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import yaml
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from xlsent import languages, tables
+from xlsent.evaluate.tatoeba import read_pairs
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "out"
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def tfidf_floor(directory: Path, langs: list[str]) -> pl.DataFrame:
+    """Tatoeba accuracy (%) of character 1-4-gram tf-idf retrieval, as evaluation rows."""
+    rows = []
+    for lang in langs:
+        xx, en = read_pairs(directory, lang)
+        vectors = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4)).fit(xx + en)
+        sim = (vectors.transform(xx) @ vectors.transform(en).T).toarray()  # rows L2-normalised
+        gold = np.arange(len(xx))
+        acc = {
+            "xx2en": 100 * float(np.mean(sim.argmax(axis=1) == gold)),
+            "en2xx": 100 * float(np.mean(sim.argmax(axis=0) == gold)),
+        }
+        acc["mean"] = (acc["xx2en"] + acc["en2xx"]) / 2
+        rows += [
+            {
+                "task": "tatoeba",
+                "run": "tfidf-floor",
+                "seed": 0,
+                "lang": lang,
+                "direction": d,
+                "metric": "accuracy",
+                "value": v,
+                "n": len(xx),
+            }
+            for d, v in acc.items()
+        ]
+    return pl.DataFrame(rows)
+
+
+def run_workflow(workdir: Path, config: dict, cores: int) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    configfile = workdir / "config.yaml"
+    configfile.write_text(yaml.safe_dump(config, sort_keys=False))
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "results/tables/tatoeba.csv",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--cores",
+            str(cores),
+            "--configfile",
+            str(configfile),
+        ],
+        check=True,
+        env=env,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cores", type=int, default=os.cpu_count())
+    parser.add_argument("--max-steps", type=int, help="override train.max_steps (the budget)")
+    args = parser.parse_args()
+
+    config = yaml.safe_load((ROOT / "resources/l10n/config.yaml").read_text())
+    config["corpus"]["local"]["dir"] = str(SHARED / "l10n")
+    config["evaluate"]["tatoeba"]["dir"] = str(SHARED / "tatoeba" / "v1")
+    if args.max_steps:
+        config["train"]["max_steps"] = args.max_steps
+    workdir = OUT / "l10n"
+    run_workflow(workdir, config, args.cores)
+
+    langs = languages.resolve(config["languages"])
+    groups = config["tables"]["groups"]
+    ours = pl.read_parquet(workdir / "results/eval/tatoeba/tr/seed42.parquet")
+    summary, per_language = tables.tatoeba_tables(
+        [tfidf_floor(SHARED / "tatoeba" / "v1", langs), ours], groups
+    )
+    with open(workdir / "results/benchmarks/train/tr/seed42.tsv") as f:
+        train_cost = next(csv.DictReader(f, delimiter="\t"))
+    best = json.loads((workdir / "results/models/tr/seed42/best.json").read_text())
+    result = {
+        "train_steps": config["train"]["max_steps"],
+        "train_wall_s": float(train_cost["s"]),
+        "train_cpu_s": float(train_cost["cpu_time"]),
+        "best_dev_step": best["step"],
+        "best_dev_p1": best["dev_p1"],
+        "summary": summary.to_dicts(),
+        "per_language": per_language.to_dicts(),
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "l10n_quality.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
+    print(tables.markdown(per_language))
+    print(
+        f"training: {result['train_steps']} steps in {result['train_wall_s'] / 60:.1f} min "
+        f"({result['train_cpu_s'] / 60:.1f} CPU min); best dev P@1 {best['dev_p1']} at step "
+        f"{best['step']}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""The DAG as Snakemake plans it (dry runs: seconds), and the errors a user sees first."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import ROOT, SHARED, demo_config, planned_jobs, snakemake, write_config
+
+from xlsent.corpus import opus
+
+
+def test_paper_config_plans_the_whole_pipeline(tmp_path):
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    jobs = planned_jobs(tmp_path, ROOT / "config.yaml", "results/tables/tatoeba.csv")
+    manifest = opus.load_manifest(ROOT / "resources/opus.yaml")
+    languages = 36
+    downloads = sum(
+        len(opus.archives(manifest, lang, config["corpus"]["opus"]["corpora"]))
+        for lang in manifest_langs()
+    )
+    assert jobs == {
+        "opus_download": downloads,
+        "clean": languages,
+        "sample": languages,
+        "fetch_model": 1,
+        "tokenizer": 1,
+        "subwords": 2 * languages,
+        "train": 2,  # seeds 42 and 0
+        "fetch_tatoeba": 1,
+        "eval_tatoeba": 2,
+        "tables_tatoeba": 1,
+    }
+
+
+def manifest_langs() -> list[str]:
+    from xlsent import languages
+
+    return languages.resolve("xtreme36")
+
+
+def _failed_dry_run(workdir, config: dict) -> str:
+    configfile = write_config(workdir / "config.yaml", config)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--dry-run",
+            "--configfile",
+            str(configfile),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    return proc.stdout + proc.stderr
+
+
+def test_unknown_config_key_stops_with_its_name(tmp_path):
+    config = demo_config()
+    config["corpus"]["max_pair"] = 10
+    out = _failed_dry_run(tmp_path, config)
+    assert "config key `corpus.max_pair` (did you mean `corpus.max_pairs`?) is not known" in out
+
+
+def test_unknown_language_stops_with_the_valid_codes(tmp_path):
+    config = demo_config()
+    config["languages"] = ["kk", "kz"]
+    out = _failed_dry_run(tmp_path, config)
+    assert "unknown language code 'kz'" in out and "kk" in out
+
+
+def test_missing_tatoeba_file_is_named_before_anything_runs(tmp_path):
+    tatoeba = tmp_path / "tatoeba"
+    tatoeba.mkdir()
+    (tatoeba / "tatoeba.kaz-eng.kaz").write_text("Сәлем!\n")
+    (tatoeba / "tatoeba.kaz-eng.eng").write_text("Hello!\n")
+    config = demo_config()
+    config["languages"] = ["kk", "te"]
+    config["evaluate"] = {"tatoeba": {"dir": str(tatoeba)}}
+    out = _failed_dry_run(tmp_path, config)
+    assert f"Tatoeba file {tatoeba}/tatoeba.tel-eng.tel is missing" in out
+    assert "evaluate.tatoeba.languages" in out
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not (SHARED / "l10n").is_dir(), reason=f"needs {SHARED}/l10n")
+def test_a_changed_local_corpus_file_reruns_only_its_language(tmp_path):
+    """A corpus file is an input: editing kk's file re-cleans kk, not de."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("l10n.en-kk.en.gz", "l10n.en-kk.kk.gz", "l10n.de-en.de.gz", "l10n.de-en.en.gz"):
+        (corpus / name).write_bytes((SHARED / "l10n" / name).read_bytes())
+    config = demo_config()
+    config["languages"] = ["de", "kk"]
+    config["corpus"] = {"source": "local", "local": {"dir": str(corpus)}, "max_pairs": 100}
+    configfile = write_config(tmp_path / "config.yaml", config)
+    snakemake(
+        tmp_path,
+        "results/corpus/de/train.parquet",
+        "results/corpus/kk/train.parquet",
+        "--cores",
+        "2",
+        "--configfile",
+        str(configfile),
+    )
+    targets = ("results/corpus/de/train.parquet", "results/corpus/kk/train.parquet")
+    assert planned_jobs(tmp_path, configfile, *targets) == {}
+    for side in ("en", "kk"):  # a new release of the kk corpus: its last pair removed
+        path = corpus / f"l10n.en-kk.{side}.gz"
+        path.write_bytes(gzip.compress(b"".join(gzip.open(path).readlines()[:-1])))
+    assert planned_jobs(tmp_path, configfile, *targets) == {"clean": 1, "sample": 1}
