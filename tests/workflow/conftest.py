@@ -21,8 +21,11 @@ SHARED = ROOT.parent / "shared" / "data"
 DEMO_CONFIG = ROOT / "resources" / "demo" / "config.yaml"
 
 
-def snakemake(workdir: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
-    """Run Snakemake on the repository's workflow in `workdir`; fail with its output."""
+def snakemake(
+    workdir: Path, *args: str, timeout: float = 1800, should_fail: bool = False
+) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's workflow in `workdir`; fail the test with its output
+    if it fails (or, with `should_fail`, if it does not)."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run(
         [
@@ -40,9 +43,10 @@ def snakemake(workdir: Path, *args: str, timeout: float = 1800) -> subprocess.Co
         env=env,
         timeout=timeout,
     )
-    if proc.returncode != 0:
+    if (proc.returncode != 0) != should_fail:
+        outcome = "succeeded" if should_fail else "failed"
         pytest.fail(
-            f"snakemake {' '.join(args)} failed:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+            f"snakemake {' '.join(args)} {outcome}:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
         )
     return proc
 
