@@ -6,6 +6,10 @@ read from installed packages), so these tests need nothing beside the checkout.
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -61,3 +65,24 @@ def small_subwords(
             out[lang][split] = root / f"{lang}.{split}.parquet"
             subwords(path, small_tokenizer, out[lang][split])
     return out
+
+
+@pytest.fixture
+def static_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """(base URL, document root) of a real static HTTP server on 127.0.0.1."""
+    root = tmp_path / "served"
+    root.mkdir()
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import gzip
 import logging
-import threading
 import zipfile
-from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from itertools import islice
 from pathlib import Path
 
@@ -312,24 +308,9 @@ def test_not_a_zip(tmp_path):
 
 
 @pytest.fixture
-def opus_mirror(tmp_path) -> Iterator[tuple[str, Path]]:
-    """(base URL, document root) of a static HTTP server on 127.0.0.1, laid out like OPUS."""
-    root = tmp_path / "mirror"
-    root.mkdir()
-
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+def opus_mirror(static_server) -> tuple[str, Path]:
+    """(base URL, document root) of a static HTTP server, to lay out like OPUS."""
+    return static_server
 
 
 def test_download_and_read_an_opus_archive(tmp_path, opus_mirror):

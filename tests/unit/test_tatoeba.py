@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xlsent.evaluate.tatoeba import TatoebaError, evaluate, read_pairs, tatoeba_files
+from xlsent.evaluate.tatoeba import TatoebaError, evaluate, fetch, read_pairs, tatoeba_files
 
 TATOEBA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tatoeba" / "v1"
 needs_tatoeba = pytest.mark.skipif(
@@ -144,3 +144,24 @@ def test_real_data_smoke():
         for value in accuracy[lang].values():
             assert 1 < value < 100
     assert accuracy["de"]["mean"] > accuracy["de (random)"]["mean"]
+
+
+def test_fetch_downloads_only_missing_files_in_the_laser_layout(tmp_path, static_server):
+    base_url, served = static_server
+    texts = {"kaz": "Сәлем!\nРақмет.\n", "swh": "Habari!\nAsante.\n"}
+    for iso3, text in texts.items():
+        (served / f"tatoeba.{iso3}-eng.{iso3}").write_text(text)
+        (served / f"tatoeba.{iso3}-eng.eng").write_text("Hello!\nThank you.\n")
+    local = tmp_path / "tatoeba"
+    local.mkdir()
+    (local / "tatoeba.kaz-eng.eng").write_text("Hello!\nThank you.\n")  # already there
+
+    fetched = fetch(base_url, local, ["kk", "sw"])
+
+    assert sorted(p.name for p in fetched) == [
+        "tatoeba.kaz-eng.kaz",
+        "tatoeba.swh-eng.eng",
+        "tatoeba.swh-eng.swh",
+    ]
+    assert read_pairs(local, "sw") == (["Habari!", "Asante."], ["Hello!", "Thank you."])
+    assert read_pairs(local, "kk")[0] == ["Сәлем!", "Рақмет."]

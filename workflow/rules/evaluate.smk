@@ -1,24 +1,24 @@
 # Evaluate stage: one job per (task, run, seed).
 
 
-rule fetch_tatoeba:
-    output:
-        tatoeba_files(EVAL_LANGS)
-        if not TATOEBA["dir"]
-        else "results/data/tatoeba/.unused",
-    log:
-        "logs/fetch_tatoeba.log",
-    # On the login node: compute nodes may have no internet access.
-    localrule: True
-    conda:
-        "../../envs/eval.yaml"
-    params:
-        url=TATOEBA["url"],
-        dir=lambda w, output: Path(output[0]).parent,
-        langs=EVAL_LANGS,
-    shell:
-        "xlsent fetch-tatoeba --url {params.url} --dir {params.dir} --langs {params.langs}"
-        " 2> {log}"
+if not TATOEBA["dir"]:
+
+    rule fetch_tatoeba:
+        output:
+            tatoeba_files(EVAL_LANGS),
+        log:
+            "logs/fetch_tatoeba.log",
+        # On the login node: compute nodes may have no internet access.
+        localrule: True
+        conda:
+            "../../envs/eval.yaml"
+        params:
+            url=TATOEBA["url"],
+            dir=lambda w, output: Path(output[0]).parent,
+            langs=EVAL_LANGS,
+        shell:
+            "xlsent fetch-tatoeba --url {params.url} --dir {params.dir} --langs {params.langs}"
+            " 2> {log}"
 
 
 rule eval_tatoeba:
