@@ -117,6 +117,12 @@ def tokenizer_inputs(wildcards):
     return {"corpus": expand("results/corpus/{lang}/train.parquet", lang=LANGS)}
 
 
+def tokenizer_spec(model):
+    """The model settings a tokenizer depends on (not the encoder's shape)."""
+    keys = ("init", "path", "vocab_size", "tokenizer_sentences")
+    return {k: v for k, v in model_spec(model).items() if k in keys}
+
+
 def tokenizer_args(wildcards, input):
     spec = model_spec(wildcards.model)
     if spec["init"] == "pretrained":

@@ -48,7 +48,7 @@ rule tokenizer:
     resources:
         mem_mb=lambda w, attempt: 16000 * attempt,
     params:
-        spec=lambda w: as_json(model_spec(w.model)),
+        spec=lambda w: as_json(tokenizer_spec(w.model)),
         args=tokenizer_args,
         seed=CORPUS["seed"],
     shell:
