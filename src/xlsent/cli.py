@@ -152,6 +152,7 @@ def subwords(args: argparse.Namespace) -> None:
 def train(args: argparse.Namespace) -> None:
     import torch
 
+    from xlsent.models.encoder import SCRATCH_DEFAULTS
     from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
     settings = json.loads(args.settings)
@@ -161,17 +162,9 @@ def train(args: argparse.Namespace) -> None:
         init=model["init"],
         tokenizer_dir=Path(args.tokenizer),
         pretrained_dir=Path(args.pretrained) if args.pretrained else None,
-        shape={
-            k: model[k]
-            for k in (
-                "hidden_size",
-                "num_hidden_layers",
-                "num_attention_heads",
-                "intermediate_size",
-            )
-            if k in model
-        },
+        shape={k: model[k] for k in SCRATCH_DEFAULTS if k in model},
     )
+    # threads and gpus are the job's resources (Snakemake's), not training settings.
     known = {k: v for k, v in settings.items() if k not in ("threads", "gpus")}
     trainer = Trainer(
         TrainSettings(**known),

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
@@ -130,7 +129,3 @@ def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str |
         "mean_subwords": float(all_lengths.mean()) if all_lengths.size else 0.0,
         "p95_subwords": float(np.percentile(all_lengths, 95)) if all_lengths.size else 0.0,
     }
-
-
-def read_subwords(path: str | Path) -> pl.DataFrame:
-    return pl.read_parquet(path)

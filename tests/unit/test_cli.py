@@ -1,0 +1,53 @@
+import subprocess
+import sys
+
+
+def _xlsent(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "xlsent.cli", *args], capture_output=True, text=True
+    )
+
+
+def test_bad_input_is_one_actionable_line_not_a_traceback(tmp_path):
+    proc = _xlsent(
+        "clean",
+        "--lang",
+        "kk",
+        "--source",
+        "local",
+        "--local-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "clean.parquet"),
+        "--stats",
+        str(tmp_path / "stats.json"),
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"{tmp_path} has no corpus for kk" in proc.stderr
+    assert "Tanzil.en-kk.kk" in proc.stderr  # the naming it expected
+    assert not (tmp_path / "clean.parquet").exists()
+
+
+def test_mismatched_moses_files_name_both_files(tmp_path):
+    (tmp_path / "Tanzil.en-kk.en").write_text("One two three four\nFive six seven eight\n")
+    (tmp_path / "Tanzil.en-kk.kk").write_text("Бір екі үш төрт\n")
+    proc = _xlsent(
+        "clean",
+        "--lang",
+        "kk",
+        "--source",
+        "local",
+        "--local-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "clean.parquet"),
+        "--stats",
+        str(tmp_path / "stats.json"),
+    )
+    assert proc.returncode == 2
+    assert f"{tmp_path}/Tanzil.en-kk.kk ends after 1 lines but {tmp_path}/Tanzil.en-kk.en" in (
+        proc.stderr
+    )
+    # Nothing written, no temporary file left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Tanzil.en-kk.en", "Tanzil.en-kk.kk"]
