@@ -131,6 +131,18 @@ def test_killed_training_resumes_exactly(small_subwords, small_tokenizer, tmp_pa
     assert [e["step"] for e in resumed.history] == [e["step"] for e in straight.history]
 
 
+def test_best_weights_newer_than_the_checkpoint_are_dropped(
+    small_subwords, small_tokenizer, tmp_path
+):
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
+    trainer.run()  # checkpoint at step 4; best weights at the step-4 evaluation
+    best = torch.load(tmp_path / "best.pt")
+    torch.save({**best, "step": 8}, tmp_path / "best.pt")  # as if from a killed later step
+    resumed = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
+    assert resumed.resume()
+    assert not (tmp_path / "best.pt").exists()
+
+
 def test_checkpoint_of_other_settings_is_not_resumed(small_subwords, small_tokenizer, tmp_path):
     first = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
     first.run()
@@ -168,7 +180,7 @@ def test_export_loads_in_transformers_and_sentence_transformers(
     model = AutoModel.from_pretrained(out)
     assert model.config.hidden_size == 32
     # The exported weights are the best checkpoint's, not the last step's.
-    best_state = torch.load(tmp_path / "ckpt" / "best.pt")
+    best_state = torch.load(tmp_path / "ckpt" / "best.pt")["model"]
     for name, tensor in model.state_dict().items():
         if name in best_state:
             assert torch.equal(tensor, best_state[name]), name

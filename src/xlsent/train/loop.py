@@ -207,6 +207,12 @@ class Trainer:
         self.sampler = EpochSampler(len(self.train_data), self.settings.seed, **state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
+        if self._best_weights.exists():
+            saved_at = torch.load(self._best_weights, map_location="cpu")["step"]
+            if saved_at != self.best["step"]:
+                # Written after this checkpoint by the run that was killed: a future the
+                # resumed run replays (and, on a non-deterministic GPU, may not repeat).
+                self._best_weights.unlink()
         torch.set_rng_state(state["rng"]["torch"].cpu())
         if state["rng"]["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state["rng"]["cuda"])
@@ -304,7 +310,7 @@ class Trainer:
                     if improved:
                         self.best = {"step": self.step, **result}
                         with atomic_path(self._best_weights) as tmp:
-                            torch.save(self.model.state_dict(), tmp)
+                            torch.save({"step": self.step, "model": self.model.state_dict()}, tmp)
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 if self.step % s.checkpoint_every == 0 or self._stop:
                     self.save_checkpoint()
@@ -327,7 +333,8 @@ class Trainer:
     def export(self, out_dir: Path, run_config: dict) -> None:
         """Write the best model (HF + sentence-transformers) and the run's records."""
         if self._best_weights.exists():
-            self.model.load_state_dict(torch.load(self._best_weights, map_location=self.device))
+            best = torch.load(self._best_weights, map_location=self.device)
+            self.model.load_state_dict(best["model"])
         self.model.to("cpu")
         with atomic_path(out_dir) as tmp:
             encoder.save(self.model, self.model_spec.tokenizer_dir, tmp, self.settings.max_length)
