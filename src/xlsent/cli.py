@@ -341,11 +341,12 @@ def main(argv: list[str] | None = None) -> None:
         stream=sys.stderr,
     )
     from xlsent.config import ConfigError
+    from xlsent.download import DownloadError
     from xlsent.evaluate.tatoeba import TatoebaError
 
     try:
         _COMMANDS[args.command](args)
-    except (CorpusError, ConfigError, TatoebaError, FileNotFoundError) as err:
+    except (CorpusError, ConfigError, DownloadError, TatoebaError, FileNotFoundError) as err:
         log.error("%s", err)
         sys.exit(2)
 
