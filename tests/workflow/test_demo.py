@@ -40,7 +40,7 @@ def test_demo_records_every_stage(demo_run):
     model = results / "models/tr/seed42"
     assert AutoModel.from_pretrained(model).config.num_hidden_layers == 2
     log = [json.loads(line) for line in (model / "train_log.jsonl").read_text().splitlines()]
-    assert log[-1]["step"] == 1000
+    assert log[-1]["step"] == 1500
     evaluation = pl.read_parquet(results / "eval/tatoeba/tr/seed42.parquet")
     assert set(evaluation["direction"]) == {"xx2en", "en2xx", "mean"}
     assert evaluation.height == 3 * len(DEMO_LANGS)
