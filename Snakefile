@@ -29,6 +29,7 @@ except xlsent.config.ConfigError as err:
 include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/tokenize.smk"
+include: "workflow/rules/align.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
@@ -37,3 +38,8 @@ include: "workflow/rules/tables.smk"
 rule all:
     input:
         "results/tables/tatoeba.csv",
+        expand(
+            "results/align/{aligner}/{lang}/_SUCCESS",
+            aligner=ALIGN["method"],
+            lang=LANGS,
+        ),

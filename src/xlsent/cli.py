@@ -147,6 +147,47 @@ def subwords(args: argparse.Namespace) -> None:
     log.info("%s", json.dumps(encode(args.corpus, args.tokenizer, args.out)))
 
 
+# -- align ---------------------------------------------------------------------------------------
+@command
+def align_shard(args: argparse.Namespace) -> None:
+    from xlsent.align import job
+
+    stats = job.run(
+        args.method,
+        json.loads(args.settings),
+        Path(args.corpus),
+        Path(args.words),
+        args.index,
+        args.shard_size,
+        args.total,
+        Path(args.out),
+        Path(args.model) if args.model else None,
+    )
+    write_json(args.stats, stats)
+    log.info("%s", json.dumps(stats))
+
+
+@command
+def align_manifest(args: argparse.Namespace) -> None:
+    from xlsent.align.shards import write_manifest
+
+    info = {"method": args.method, "lang": args.lang, "settings": json.loads(args.settings)}
+    manifest = write_manifest(Path(args.out), [Path(p) for p in args.stats], info)
+    log.info("%s: %s", args.lang, json.dumps(manifest["totals"]))
+
+
+@command
+def align_pharaoh(args: argparse.Namespace) -> None:
+    from xlsent.align.links import to_pharaoh
+    from xlsent.align.shards import iter_shards
+    from xlsent.io import atomic_path
+
+    with atomic_path(args.out) as tmp, open(tmp, "w") as f:
+        for shard in iter_shards(Path(args.manifest)):
+            for links in shard.column("links").to_pylist():
+                f.write(to_pharaoh({(link["en"], link["xx"]) for link in links}) + "\n")
+
+
 # -- train ---------------------------------------------------------------------------------------
 @command
 def train(args: argparse.Namespace) -> None:
@@ -296,6 +337,29 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("subwords", help="encode one corpus split with a tokenizer")
     p.add_argument("--corpus", required=True)
     p.add_argument("--tokenizer", required=True)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("align-shard", help="word-align one shard of a language")
+    p.add_argument("--method", choices=["wspalign", "eflomal"], required=True)
+    p.add_argument("--settings", required=True, help="JSON of the method's settings")
+    p.add_argument("--corpus", required=True, help="the language's train.parquet")
+    p.add_argument("--words", required=True, help="its word tokens")
+    p.add_argument("--index", type=int, required=True)
+    p.add_argument("--shard-size", type=int, required=True)
+    p.add_argument("--total", type=int, required=True, help="training pairs of the language")
+    p.add_argument("--model", help="the WSPAlign checkpoint directory")
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", required=True)
+
+    p = sub.add_parser("align-manifest", help="join a language's shards (_SUCCESS)")
+    p.add_argument("--method", required=True)
+    p.add_argument("--lang", required=True)
+    p.add_argument("--settings", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("stats", nargs="+", help="the shards' stats JSON, in shard order")
+
+    p = sub.add_parser("align-pharaoh", help="export a language's links as Pharaoh i-j lines")
+    p.add_argument("--manifest", required=True)
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("train", help="train one run at one seed")

@@ -65,6 +65,9 @@ def test_scratch_tokenizer_has_the_xlmr_layout(small_tokenizer):
     assert tokenizer.mask_token_id == len(tokenizer) - 1
     ids = tokenizer("Deutschland")["input_ids"]
     assert ids[0] == 0 and ids[-1] == 2 and 3 not in ids
+    # Every SentencePiece piece survives the conversion, the most frequent ones included.
+    assert len(tokenizer) == 1000
+    assert {"▁", "a", "e"} <= set(tokenizer.get_vocab())
 
 
 def test_subwords_are_stored_without_special_tokens(small_subwords, small_tokenizer, small_corpus):

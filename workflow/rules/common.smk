@@ -5,6 +5,7 @@ from pathlib import Path
 
 from xlsent import languages
 from xlsent.config import run_seeds, train_settings
+from xlsent.align.shards import shard_count
 from xlsent.corpus import demo, local, opus
 
 CORPUS = config["corpus"]
@@ -22,6 +23,8 @@ wildcard_constraints:
     run="[a-z][a-z0-9_-]*",
     seed=r"\d+",
     corpus="[A-Za-z0-9_-]+",
+    aligner="wspalign|eflomal",
+    shard=r"\d{4}",
 
 
 def shipped(path):
@@ -131,6 +134,39 @@ def tokenizer_args(wildcards, input):
         f"--corpus {lang_args('results/corpus/{lang}/train.parquet', LANGS)}"
         f" --vocab-size {spec['vocab_size']} --sentences {spec['tokenizer_sentences']}"
     )
+
+
+# -- align -----------------------------------------------------------------------------
+
+ALIGN = config["align"]
+
+
+def train_pairs(lang):
+    """A language's training pairs, once its sample exists (the `sample` checkpoint)."""
+    stats = checkpoints.sample.get(lang=lang).output.stats
+    return json.loads(Path(stats).read_text())["train"]
+
+
+def align_shard_files(wildcards, kind="arrow"):
+    n = shard_count(train_pairs(wildcards.lang), ALIGN["shard_size"])
+    return [
+        f"results/align/{wildcards.aligner}/{wildcards.lang}/shard-{i:04d}.{kind}"
+        for i in range(n)
+    ]
+
+
+def align_inputs(wildcards):
+    inputs = {
+        "corpus": f"results/corpus/{wildcards.lang}/train.parquet",
+        "words": f"results/words/{wildcards.lang}/train.parquet",
+    }
+    if wildcards.aligner == "wspalign":
+        inputs["model"] = "results/aligners/wspalign"
+    return inputs
+
+
+def align_settings(wildcards):
+    return ALIGN[wildcards.aligner]
 
 
 # -- train -----------------------------------------------------------------------------

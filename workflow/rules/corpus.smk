@@ -52,7 +52,8 @@ rule clean:
         " --out {output.corpus} --stats {output.stats} 2> {log}"
 
 
-rule sample:
+# A checkpoint: the number of alignment shards of a language follows from its sample.
+checkpoint sample:
     input:
         "results/corpus/{lang}/clean.parquet",
     output:

@@ -50,16 +50,18 @@ def train_sentencepiece(
     with tempfile.TemporaryDirectory() as tmp, atomic_path(out_dir) as out:
         text = Path(tmp) / "sentences.txt"
         text.write_text("\n".join(sentences) + "\n")
-        # XLM-R's tokenizer adds <s>, <pad>, </s>, <mask> around the pieces; <unk> is shared.
+        # XLM-R's own SentencePiece layout (<unk>=0, <s>=1, </s>=2): its tokenizer maps
+        # those three to fairseq's ids and adds <pad> and <mask>, so V pieces give V + 2 ids.
+        # (Any other layout would lose the first real pieces to the three special slots.)
         spm.SentencePieceTrainer.train(
             input=str(text),
             model_prefix=str(Path(tmp) / "sp"),
-            vocab_size=vocab_size - 4,
+            vocab_size=vocab_size - 2,
             model_type="unigram",
             character_coverage=0.9995,
             unk_id=0,
-            bos_id=-1,
-            eos_id=-1,
+            bos_id=1,
+            eos_id=2,
             pad_id=-1,
             # A small corpus may not support the requested size: take what it supports.
             hard_vocab_limit=False,

@@ -1,0 +1,1 @@
+"""The align stage: aligners (WSPAlign span prediction, eflomal), link combination, shards."""

@@ -1,0 +1,68 @@
+"""One alignment job: a shard of a language's training pairs through the configured aligner."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from xlsent.align.links import PairAlignment, SentencePair
+from xlsent.align.shards import read_pairs, shard_count, write_shard
+
+log = logging.getLogger(__name__)
+
+
+def _estimation_pairs(
+    corpus: Path, words: Path, index: int, shard_size: int, total: int, wanted: int
+) -> list[SentencePair]:
+    """Up to `wanted` pairs of the language outside shard `index` (its neighbours first)."""
+    extra: list[SentencePair] = []
+    n_shards = shard_count(total, shard_size)
+    others = sorted((i for i in range(n_shards) if i != index), key=lambda i: abs(i - index))
+    for other in others:
+        if len(extra) >= wanted:
+            break
+        extra += read_pairs(corpus, words, other, shard_size)[1][: wanted - len(extra)]
+    return extra
+
+
+def align(
+    method: str,
+    settings: dict,
+    pairs: list[SentencePair],
+    model_dir: Path | None = None,
+    extra: list[SentencePair] | None = None,
+) -> list[PairAlignment]:
+    if method == "wspalign":
+        from xlsent.align.wspalign import WSPAlignConfig, WSPAligner
+
+        keys = WSPAlignConfig.__dataclass_fields__
+        cfg = WSPAlignConfig(**{k: v for k, v in settings.items() if k in keys})
+        return WSPAligner.load(model_dir, cfg).align(pairs)
+    from xlsent.align.statistical import EflomalAligner
+
+    aligner = EflomalAligner(symmetrize=settings["symmetrize"], max_words=settings["max_words"])
+    return aligner.align(pairs, extra=extra or [])
+
+
+def run(
+    method: str,
+    settings: dict,
+    corpus: Path,
+    words: Path,
+    index: int,
+    shard_size: int,
+    total: int,
+    out: Path,
+    model_dir: Path | None = None,
+) -> dict:
+    """Align shard `index` of a language with `total` training pairs; write it; return stats."""
+    ids, pairs = read_pairs(corpus, words, index, shard_size)
+    extra = []
+    if method == "eflomal" and len(pairs) < settings["min_estimation_pairs"]:
+        extra = _estimation_pairs(
+            corpus, words, index, shard_size, total, settings["min_estimation_pairs"] - len(pairs)
+        )
+    log.info("shard %d: %d pairs (+%d for estimation)", index, len(pairs), len(extra))
+    aligned = align(method, settings, pairs, model_dir, extra) if pairs else []
+    stats = write_shard(out, ids, pairs, aligned)
+    return {"shard": index, "estimation_pairs": len(extra), **stats}

@@ -1,0 +1,124 @@
+"""The align stage in the workflow: shards fan out per language, a manifest joins them."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+import torch
+from conftest import copy_tree, demo_config, planned_jobs, snakemake, write_config
+from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
+
+from xlsent.align.shards import iter_shards
+
+pytestmark = pytest.mark.workflow
+
+LANGS = ["de", "kk", "jv"]
+
+
+def _manifests(aligner: str, langs: list[str]) -> list[str]:
+    return [f"results/align/{aligner}/{lang}/_SUCCESS" for lang in langs]
+
+
+def _check_language(workdir, aligner: str, lang: str, shard_size: int) -> dict:
+    """Shards cover the language's training pairs exactly once, with in-range links."""
+    results = workdir / "results"
+    train = pl.read_parquet(results / f"corpus/{lang}/train.parquet")
+    manifest = json.loads((results / f"align/{aligner}/{lang}/_SUCCESS").read_text())
+    assert len(manifest["shards"]) == math.ceil(train.height / shard_size)
+    assert manifest["totals"]["pairs"] == train.height
+    ids, links = [], 0
+    for shard in iter_shards(results / f"align/{aligner}/{lang}/_SUCCESS"):
+        ids += shard["id"].to_pylist()
+        for row in shard.to_pylist():
+            for link in row["links"]:
+                assert 0 <= link["en"] < len(row["en_words"])
+                assert 0 <= link["xx"] < len(row["xx_words"])
+                links += 1
+    assert ids == train["id"].to_list()
+    assert links == manifest["totals"]["links"] > 0
+    return manifest
+
+
+def test_eflomal_shards_of_the_demo(demo_run, tmp_path):
+    workdir = copy_tree(demo_run, tmp_path / "run")
+    configfile = workdir / "config.yaml"
+    targets = _manifests("eflomal", LANGS)
+    snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
+    for lang in LANGS:
+        manifest = _check_language(workdir, "eflomal", lang, 500)
+        # The demo's shards are small: each borrows its language's other pairs to estimate on.
+        assert all(s["estimation_pairs"] > 0 for s in manifest["shards"])
+    # Words spelled the same on both sides (names, loanwords: "Euro", "Internet") are
+    # translations of each other; German has about 200 such words in the demo, of which
+    # eflomal links over 90% (a wrong alignment model would link few).
+    same, linked = 0, 0
+    for shard in iter_shards(workdir / "results/align/eflomal/de/_SUCCESS"):
+        for row in shard.to_pylist():
+            links = {(link["en"], link["xx"]) for link in row["links"]}
+            for word in set(row["en_words"]):
+                if (
+                    word.isalpha()
+                    and row["en_words"].count(word) == row["xx_words"].count(word) == 1
+                ):
+                    same += 1
+                    linked += (row["en_words"].index(word), row["xx_words"].index(word)) in links
+    assert same > 100 and linked >= 0.8 * same
+
+    # A finished shard is never recomputed; a shard whose job died (no shard, no manifest
+    # yet) is redone alone.
+    assert planned_jobs(workdir, configfile, *targets) == {}
+    for name in ("shard-0001.arrow", "shard-0001.json", "_SUCCESS"):
+        (workdir / "results/align/eflomal/kk" / name).unlink()
+    assert planned_jobs(workdir, configfile, *targets) == {"align_shard": 1, "align_manifest": 1}
+
+    # The Pharaoh export: one line per training pair.
+    snakemake(
+        workdir,
+        "results/align/eflomal/jv/links.pharaoh",
+        "--cores",
+        "1",
+        "--configfile",
+        str(configfile),
+    )
+    lines = (workdir / "results/align/eflomal/jv/links.pharaoh").read_text().splitlines()
+    assert len(lines) == pl.read_parquet(workdir / "results/corpus/jv/train.parquet").height
+
+
+def test_wspalign_with_a_local_checkpoint(demo_run, tmp_path):
+    """The WSPAlign path end to end offline: a tiny QA model saved to a local directory."""
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(demo_run / "results/tokenizers/tiny")
+    model = XLMRobertaForQuestionAnswering(
+        XLMRobertaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=300,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    )
+    checkpoint = tmp_path / "qa"
+    model.save_pretrained(checkpoint)
+    tokenizer.model_max_length = 298
+    tokenizer.save_pretrained(checkpoint)
+
+    workdir = copy_tree(demo_run, tmp_path / "run")
+    config = demo_config()
+    config["align"] = {
+        "method": "wspalign",
+        "shard_size": 1000,
+        # A random model's span scores are small: keep every link it proposes.
+        "wspalign": {"model": str(checkpoint), "threshold": 0.0, "combine": "union"},
+    }
+    configfile = write_config(workdir / "wsp.yaml", config)
+    snakemake(
+        workdir, *_manifests("wspalign", ["kk"]), "--cores", "2", "--configfile", str(configfile)
+    )
+    assert (workdir / "results/aligners/wspalign/config.json").exists()
+    manifest = _check_language(workdir, "wspalign", "kk", 1000)
+    assert manifest["settings"]["combine"] == "union"

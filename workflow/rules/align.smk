@@ -1,0 +1,79 @@
+# Align stage: one job per shard of a language's training pairs, then a manifest that joins
+# them. A finished shard is never recomputed; a killed one leaves no file that looks done.
+
+
+rule fetch_aligner:
+    output:
+        directory("results/aligners/wspalign"),
+    log:
+        "logs/fetch_aligner/wspalign.log",
+    # On the login node: hub downloads need the internet, which compute nodes may lack.
+    localrule: True
+    conda:
+        "../../envs/gpu.yaml"
+    params:
+        path=ALIGN["wspalign"]["model"],
+    shell:
+        "xlsent fetch-model --path {params.path} --out {output} 2> {log}"
+
+
+rule align_shard:
+    input:
+        unpack(align_inputs),
+    output:
+        shard="results/align/{aligner}/{lang}/shard-{shard}.arrow",
+        stats="results/align/{aligner}/{lang}/shard-{shard}.json",
+    log:
+        "logs/align/{aligner}/{lang}/shard-{shard}.log",
+    benchmark:
+        "results/benchmarks/align/{aligner}/{lang}/shard-{shard}.tsv"
+    conda:
+        "../../envs/gpu.yaml"
+    threads: 2
+    resources:
+        gpu=lambda w: ALIGN["wspalign"]["gpus"] if w.aligner == "wspalign" else 0,
+        mem_mb=lambda w, attempt: 16000 * attempt,
+        runtime=lambda w, attempt: 4 * 60 * attempt,
+    params:
+        settings=lambda w: as_json(align_settings(w)),
+        shard_size=ALIGN["shard_size"],
+        total=lambda w: train_pairs(w.lang),
+        model=lambda w, input: (
+            f"--model {input.model}" if "model" in input.keys() else ""
+        ),
+    shell:
+        "xlsent align-shard --method {wildcards.aligner} --settings {params.settings:q}"
+        " --corpus {input.corpus} --words {input.words} --index {wildcards.shard}"
+        " --shard-size {params.shard_size} --total {params.total} {params.model}"
+        " --out {output.shard} --stats {output.stats} 2> {log}"
+
+
+rule align_manifest:
+    input:
+        shards=align_shard_files,
+        stats=lambda w: align_shard_files(w, "json"),
+    output:
+        "results/align/{aligner}/{lang}/_SUCCESS",
+    log:
+        "logs/align/{aligner}/{lang}/manifest.log",
+    conda:
+        "../../envs/corpus.yaml"
+    params:
+        settings=lambda w: as_json(align_settings(w)),
+    shell:
+        "xlsent align-manifest --method {wildcards.aligner} --lang {wildcards.lang}"
+        " --settings {params.settings:q} --out {output} {input.stats} 2> {log}"
+
+
+rule align_pharaoh:
+    # For inspection (not part of `all`): one line of `en-xx` links per training pair.
+    input:
+        "results/align/{aligner}/{lang}/_SUCCESS",
+    output:
+        "results/align/{aligner}/{lang}/links.pharaoh",
+    log:
+        "logs/align/{aligner}/{lang}/pharaoh.log",
+    conda:
+        "../../envs/corpus.yaml"
+    shell:
+        "xlsent align-pharaoh --manifest {input} --out {output} 2> {log}"
