@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: setup
-	$(SNAKEMAKE) results/tables/tatoeba.csv --cores $(CORES) --configfile $(DEMO_CONFIG)
+	$(SNAKEMAKE) --cores $(CORES) --configfile $(DEMO_CONFIG)
 	@echo "results/tables/tatoeba.csv:"
 	@cat results/tables/tatoeba.md
 

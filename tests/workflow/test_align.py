@@ -46,7 +46,6 @@ def test_eflomal_shards_of_the_demo(demo_run, tmp_path):
     workdir = copy_tree(demo_run, tmp_path / "run")
     configfile = workdir / "config.yaml"
     targets = _manifests("eflomal", LANGS)
-    snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
     for lang in LANGS:
         manifest = _check_language(workdir, "eflomal", lang, 500)
         # The demo's shards are small: each borrows its language's other pairs to estimate on.
