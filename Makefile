@@ -8,7 +8,7 @@ CORES ?= 2
 SNAKEMAKE := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake
 DEMO_CONFIG := resources/demo/config.yaml
 
-.PHONY: setup demo test lint clean-demo
+.PHONY: setup system-deps demo test lint clean-demo
 
 setup: $(VENV)/.installed
 
@@ -31,7 +31,11 @@ lint: setup
 	$(SNAKEMAKE) --lint
 	$(SNAKEMAKE) --lint --configfile $(DEMO_CONFIG)
 
-test: setup lint
+# Debian packages some tests read or build with (FreeDict en-de, cmake, g++), when missing.
+system-deps:
+	bash tests/data/install_system_deps.sh
+
+test: setup system-deps lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
 
 clean-demo:

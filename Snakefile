@@ -38,6 +38,12 @@ include: "workflow/rules/tables.smk"
 rule all:
     input:
         "results/tables/tatoeba.csv",
+        "results/plots/tatoeba_groups.png",
+        (
+            ["results/tables/ablation.csv"]
+            if config["tables"]["ablation"]["runs"]
+            else []
+        ),
         expand(
             "results/align/{aligner}/{lang}/_SUCCESS",
             aligner=ALIGN["method"],

@@ -1,13 +1,13 @@
-"""Real-data quality: a scratch TR encoder trained on CPU on the l10n corpus, on real Tatoeba.
+"""Real-data quality: scratch encoders trained on CPU on the l10n corpus, on real Tatoeba.
 
 Runs the workflow with `resources/l10n/config.yaml` (all 36 languages of
 ../shared/data/l10n, a small XLM-R-shaped encoder from scratch, a fixed number of steps: the
-CPU budget) in `benchmarks/out/l10n/`, then sets its Tatoeba accuracy per language group
-beside the untrained floor: character 1-4-gram tf-idf retrieval (`char_wb` n-grams, inside
-word boundaries, fitted per language on the test sentences of both sides, cosine similarity,
-both directions).
+CPU budget; runs `tr` and `wacse`, the latter on eflomal links) in `benchmarks/out/l10n/`,
+then sets their Tatoeba accuracy per language group beside the untrained floor: character
+1-4-gram tf-idf retrieval (`char_wb` n-grams, inside word boundaries, fitted per language on
+the test sentences of both sides, cosine similarity, both directions).
 
-    .venv/bin/python benchmarks/l10n_quality.py [--cores 2] [--max-steps N]
+    .venv/bin/python benchmarks/l10n_quality.py [--cores 2] [--max-steps N] [--runs tr wacse]
 
 Prints a table and writes benchmarks/out/l10n_quality.json (git-ignored).
 """
@@ -93,6 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cores", type=int, default=os.cpu_count())
     parser.add_argument("--max-steps", type=int, help="override train.max_steps (the budget)")
+    parser.add_argument("--runs", nargs="+", help="runs of the config to train (default: all)")
     args = parser.parse_args()
 
     config = yaml.safe_load((ROOT / "resources/l10n/config.yaml").read_text())
@@ -100,24 +101,32 @@ def main() -> None:
     config["evaluate"]["tatoeba"]["dir"] = str(SHARED / "tatoeba" / "v1")
     if args.max_steps:
         config["train"]["max_steps"] = args.max_steps
+    if args.runs:
+        config["runs"] = {run: config["runs"][run] for run in args.runs}
     workdir = OUT / "l10n"
     run_workflow(workdir, config, args.cores)
 
     langs = languages.resolve(config["languages"])
     groups = config["tables"]["groups"]
-    ours = pl.read_parquet(workdir / "results/eval/tatoeba/tr/seed42.parquet")
+    runs = list(config["runs"])
+    ours = [pl.read_parquet(workdir / f"results/eval/tatoeba/{run}/seed42.parquet") for run in runs]
     summary, per_language = tables.tatoeba_tables(
-        [tfidf_floor(SHARED / "tatoeba" / "v1", langs), ours], groups
+        [tfidf_floor(SHARED / "tatoeba" / "v1", langs), *ours], groups
     )
-    with open(workdir / "results/benchmarks/train/tr/seed42.tsv") as f:
-        train_cost = next(csv.DictReader(f, delimiter="\t"))
-    best = json.loads((workdir / "results/models/tr/seed42/best.json").read_text())
+    training = {}
+    for run in runs:
+        with open(workdir / f"results/benchmarks/train/{run}/seed42.tsv") as f:
+            cost = next(csv.DictReader(f, delimiter="\t"))
+        best = json.loads((workdir / f"results/models/{run}/seed42/best.json").read_text())
+        training[run] = {
+            "train_steps": config["train"]["max_steps"],
+            "train_wall_s": float(cost["s"]),
+            "train_cpu_s": float(cost["cpu_time"]),
+            "best_dev_step": best["step"],
+            "best_dev_p1": best["dev_p1"],
+        }
     result = {
-        "train_steps": config["train"]["max_steps"],
-        "train_wall_s": float(train_cost["s"]),
-        "train_cpu_s": float(train_cost["cpu_time"]),
-        "best_dev_step": best["step"],
-        "best_dev_p1": best["dev_p1"],
+        "training": training,
         "summary": summary.to_dicts(),
         "per_language": per_language.to_dicts(),
     }
@@ -125,11 +134,12 @@ def main() -> None:
     (OUT / "l10n_quality.json").write_text(json.dumps(result, indent=2) + "\n")
     print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
     print(tables.markdown(per_language))
-    print(
-        f"training: {result['train_steps']} steps in {result['train_wall_s'] / 60:.1f} min "
-        f"({result['train_cpu_s'] / 60:.1f} CPU min); best dev P@1 {best['dev_p1']} at step "
-        f"{best['step']}"
-    )
+    for run, cost in training.items():
+        print(
+            f"{run}: {cost['train_steps']} steps in {cost['train_wall_s'] / 60:.1f} min "
+            f"({cost['train_cpu_s'] / 60:.1f} CPU min); best dev P@1 {cost['best_dev_p1']} at "
+            f"step {cost['best_dev_step']}"
+        )
 
 
 if __name__ == "__main__":

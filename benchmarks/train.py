@@ -1,16 +1,53 @@
-"""Training throughput of the TR dual encoder: pairs/s, tokens/s and model FLOPs utilisation.
+"""Training throughput of the methods side by side: time per optimizer step, pairs/s, tokens/s.
 
+`tr`, `wacse` and `dap` (and WACSE's ablations `tr-awp`, `tr-wtr`: weights 0.8/0.2/0 and
+0.8/0/0.2) train the same encoder on the same batches; each method's settings are the
+config's `train` block plus its run's overrides (resources/demo/config.yaml for `demo`,
+where `dap` has a 1-layer RTL head; config.yaml for `xlmr-base`), at `--batch` pairs per
+step in one micro-batch.
 Two shapes:
 - `demo`: the demo config's scratch encoder trained by the real `Trainer` on the real demo
-  corpus (CLDR names + Django messages, subword lengths as they are), on this machine's CPU;
-- `xlmr-base`: the xlm-roberta-base shape (built from its config: no download) at sequence
-  length 32, a synthetic full-length batch per step; meant for a GPU (bf16 autocast), where
-  it also reports MFU against the device's dense bf16 peak (`--peak-tflops`).
+  corpus (de kk te zh: CLDR names + Django messages, subword lengths as they are, word-aligned
+  by eflomal for `wacse`), batch 128, on this machine's CPU. The methods' steps are
+  interleaved (one step of each in turn), so that load from other jobs falls on all alike.
+  On a CPU shared with other jobs `--threads 1` is steadier: 2 threads on 2 busy cores ran
+  3-4x slower than 1 here (the threads wait on each other).
+- `xlmr-base`: the xlm-roberta-base shape (built from its config: no download, random
+  weights) wrapped in the real `Objectives` of each method, fed a synthetic full-length batch
+  through `Objectives.batch` as in training: 2N sentences of `--seq` tokens (CLS + 30
+  subwords + SEP at 32), words of 2 subwords (15 a sentence), 2/3 of them linked to the
+  same word of the translation (one link each). Each step is what `Trainer.train_step` does
+  for one micro-batch: build the batch on the CPU, copy it over, forward/backward (bf16
+  autocast on CUDA), clip, AdamW. Meant for a GPU; runs on CPU with a small `--batch`.
 
-FLOPs per step follow the usual count for a transformer encoder trained with backprop:
-6 · (non-embedding parameters) · tokens + 12 · layers · hidden · seq · tokens (attention).
+A step's time includes building its batch on the CPU (`objectives.batch`: collate, word
+pooling weights, links, AWP's masked copies), which the training loop does serially before
+each micro-batch; `build ms/µb` is that share. At the xlmr-base shape the building is also
+timed alone at `--build-batch` pairs (default 256, the paper's micro-batch).
+
+Model FLOPs per step, forward + backward, in the usual count for a transformer trained with
+backprop (6 · non-embedding matmul parameters · tokens + 12 · layers · hidden · seq · tokens
+for attention), over real (non-pad) tokens:
+- every method: the encoder over the 2N sentences;
+- AWP (`wacse`, `tr-awp`): a second encoder pass over the masked copies, plus the MLM head
+  (dense h×h + vocabulary projection h×V) at the predicted positions;
+- RTL (`dap`): the head's K layers over N × (source tokens + one [MASK] per English token)
+  at width 2·(T-1), plus its MLM head on the English tokens;
+- WTR's word pooling and word similarities and the TR similarity matrix are left out (under
+  0.1% at the xlmr-base shape).
+MFU (given `--peak-tflops`, the device's dense bf16 peak) is each method's own model FLOPs
+over its step time over the peak: a method that does more useful work per pair is not
+penalised for it. `×tr` compares time per step, i.e. per pair at the same batch; `FLOPs ×tr`
+compares model FLOPs per step, what `×tr` would be if every method ran at the same MFU.
+`tokens/s` counts the real tokens of the 2N sentences (not AWP's masked copies, not RTL's
+masks), the same for every method on the same batches.
+
+DAP (Li et al. 2023) reports 0.51 ms per sample for TR and 0.88 for DAP (ratio 1.73); the
+table prints that ratio beside ours.
 
     .venv/bin/python benchmarks/train.py --shape demo --steps 30
+    .venv/bin/python benchmarks/train.py --shape demo --methods tr wacse dap tr-awp tr-wtr
+    .venv/bin/python benchmarks/train.py --shape xlmr-base --device cpu --batch 4 --steps 2
     python benchmarks/train.py --shape xlmr-base --device cuda --batch 256 --peak-tflops 989
 
 Prints a table and writes benchmarks/out/train-{shape}.json (git-ignored).
@@ -21,42 +58,157 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 import yaml
+from torch import nn
 
-from xlsent.losses.tr import translation_ranking_loss
+from xlsent.config import validate
 from xlsent.models import encoder
+from xlsent.train.data import Pairs, Ragged, WordAligned
+from xlsent.train.loop import TrainSettings
+from xlsent.train.objectives import Batch, Objectives, Tokens
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+# What each benchmarked run is; the config's run of that name adds its overrides.
+RUNS = {
+    "tr": {"method": "tr"},
+    "wacse": {"method": "wacse"},
+    "dap": {"method": "dap"},
+    "tr-awp": {"method": "wacse", "wacse_weights": (0.8, 0.2, 0.0)},
+    "tr-wtr": {"method": "wacse", "wacse_weights": (0.8, 0.0, 0.2)},
+}
+# DAP (Li et al. 2023): training time per sample of TR and DAP.
+PAPER_MS_PER_SAMPLE = {"tr": 0.51, "dap": 0.88}
 
 
-def flops_per_step(config, tokens: int, seq: int) -> float:
-    """Forward + backward FLOPs of one step over `tokens` tokens in sequences of `seq`."""
-    h, layers = config.hidden_size, config.num_hidden_layers
+def load_config(path: Path) -> dict:
+    return validate(yaml.safe_load(path.read_text()), SCHEMA)
+
+
+def run_settings(config: dict, run: str, **overrides) -> TrainSettings:
+    """The config's `train` block, the run's method (and its config overrides), `overrides`."""
+    settings = {**config["train"], **RUNS[run]}
+    spec = config["runs"].get(run)
+    if spec is not None and spec["method"] == RUNS[run]["method"]:
+        settings.update(spec.get("train") or {})
+    settings = {k: v for k, v in settings.items() if k not in ("threads", "gpus")}
+    return TrainSettings(**{**settings, "seed": 0, **overrides})
+
+
+# -- FLOPs ------------------------------------------------------------------------------------
+def flops_per_step(config, tokens: int, seq: int, layers: int | None = None) -> float:
+    """Forward + backward FLOPs of `layers` (default: all) encoder layers over `tokens`
+    tokens in sequences of `seq`."""
+    h = config.hidden_size
+    layers = config.num_hidden_layers if layers is None else layers
     per_layer = 4 * h * h + 2 * h * config.intermediate_size  # attention projections + MLP
     return 6 * layers * per_layer * tokens + 12 * layers * h * seq * tokens
 
 
-def demo_trainer(workdir: Path, batch: int):
-    """The real trainer on the real demo corpus, with the demo config's model and settings."""
-    from xlsent.config import validate
+def head_flops(config, positions: int) -> float:
+    """Forward + backward FLOPs of an MLM head (dense h×h, then h×V) at `positions`."""
+    h = config.hidden_size
+    return 6 * positions * (h * h + h * config.vocab_size)
+
+
+def model_flops(objectives: Objectives, batch: Batch) -> dict[str, float]:
+    """The model FLOPs of one micro-batch per component (see the module docstring)."""
+    config = objectives.encoder.config
+    out = {"encoder": flops_per_step(config, int(batch.mask.sum()), batch.ids.shape[1])}
+    if objectives.mlm is not None and batch.masked_ids is not None:
+        copies = int(batch.masked_mask.sum())
+        out["awp"] = flops_per_step(config, copies, batch.masked_ids.shape[1]) + head_flops(
+            config, len(batch.targets)
+        )
+    if objectives.rtl is not None:
+        n = batch.n_pairs
+        source = int(batch.mask[:n, 1:].sum())
+        english = batch.ids[n:, 1:]
+        targets = int((batch.mask[n:, 1:].bool() & (english != objectives.tokens.sep)).sum())
+        width = 2 * (batch.ids.shape[1] - 1)
+        layers = len(objectives.rtl.layers)
+        out["rtl"] = flops_per_step(config, source + targets, width, layers) + head_flops(
+            config, targets
+        )
+    return out
+
+
+class Recorder:
+    """Wraps `objectives.batch`: the time each batch took to build and its model FLOPs."""
+
+    def __init__(self, objectives: Objectives):
+        self.objectives = objectives
+        self.build = objectives.batch
+        self.build_s: list[float] = []
+        self.flops: list[dict[str, float]] = []
+        self.slots: list[int] = []  # token positions of the padded 2N sentences
+
+    def __call__(self, *args, **kwargs) -> Batch:
+        start = time.perf_counter()
+        batch = self.build(*args, **kwargs)
+        self.build_s.append(time.perf_counter() - start)
+        self.flops.append(model_flops(self.objectives, batch))
+        self.slots.append(batch.ids.numel())
+        return batch
+
+    def reset(self) -> None:
+        self.build_s.clear()
+        self.flops.clear()
+        self.slots.clear()
+
+
+def summary(
+    run: str,
+    step_s: list[float],
+    tokens: int,
+    pairs_per_step: int,
+    recorder: Recorder,
+    peak_tflops: float | None,
+) -> dict:
+    seconds = sum(step_s)
+    steps = len(step_s)
+    parts: dict[str, float] = {}
+    for flops in recorder.flops:
+        for name, value in flops.items():
+            parts[name] = parts.get(name, 0.0) + value
+    tflops = sum(parts.values()) / seconds / 1e12
+    return {
+        "run": run,
+        "steps": steps,
+        "ms_per_step": 1000 * seconds / steps,
+        "ms_per_step_median": 1000 * statistics.median(step_s),
+        "ms_per_pair": 1000 * seconds / (steps * pairs_per_step),
+        "pairs_per_s": steps * pairs_per_step / seconds,
+        "tokens_per_s": tokens / seconds,
+        "real_token_fraction": tokens / sum(recorder.slots),  # the rest is padding
+        "build_ms_per_micro_batch": 1000 * statistics.mean(recorder.build_s),
+        "model_tflop_per_step": {k: v / steps / 1e12 for k, v in parts.items()},
+        "achieved_tflops": tflops,
+        "mfu": tflops / peak_tflops if peak_tflops else None,
+        "step_ms": [round(1000 * s, 3) for s in step_s],
+    }
+
+
+# -- demo shape -------------------------------------------------------------------------------
+def demo_data(workdir: Path, config: dict, langs: list[str]) -> dict:
+    """The demo pipeline up to training: corpus splits, tokenizer, subwords, word spans."""
+    from xlsent.align import job
+    from xlsent.align.shards import iter_shards, write_manifest
     from xlsent.corpus import demo
     from xlsent.corpus.clean import CleanConfig, clean
     from xlsent.corpus.sample import SampleConfig, sample
+    from xlsent.io import write_json
     from xlsent.models.tokenizer import train_sentencepiece
-    from xlsent.tokenize import subwords
-    from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+    from xlsent.tokenize import subwords, word_spans, words
 
-    config = validate(
-        yaml.safe_load((ROOT / "resources/demo/config.yaml").read_text()),
-        ROOT / "workflow/schemas/config.schema.yaml",
-    )
-    langs = ["de", "kk", "te", "zh"]
     splits = {}
     for lang in langs:
         clean(demo.bitexts(lang, 0.2), lang, workdir / f"{lang}.clean.parquet", CleanConfig(1))
@@ -77,108 +229,343 @@ def demo_trainer(workdir: Path, batch: int):
                 workdir / "tok",
                 workdir / f"{lang}.{split}.ids",
             )
-    shape = {k: model[k] for k in encoder.SCRATCH_DEFAULTS}
-    settings = {k: v for k, v in config["train"].items() if k not in ("threads", "gpus")}
-    settings.update(seed=0, batch_size=batch, micro_batch_size=batch, device="cpu")
+    # Word alignment as the demo's align stage does it (eflomal, the config's settings), in
+    # one shard per language, so the statistical model is estimated on all of its pairs.
+    align = {**config["align"]["eflomal"], "min_estimation_pairs": 0}
+    for lang in langs:
+        root = workdir / "align" / lang
+        root.mkdir(parents=True)
+        total = words(splits[lang], lang, root / "words.parquet")["pairs"]
+        shard = root / "shard-0000.arrow"
+        stats = job.run(
+            "eflomal", align, splits[lang], root / "words.parquet", 0, total, total, shard
+        )
+        write_json(root / "shard-0000.json", stats)
+        write_manifest(root / "_SUCCESS", [root / "shard-0000.json"], {"lang": lang})
+        word_spans(
+            splits[lang], iter_shards(root / "_SUCCESS"), workdir / "tok", root / "spans.parquet"
+        )
+    return {
+        "tokenizer": workdir / "tok",
+        "ids": {lang: workdir / f"{lang}.train.ids" for lang in langs},
+        "spans": {lang: workdir / "align" / lang / "spans.parquet" for lang in langs},
+        "dev": {lang: workdir / f"{lang}.dev.ids" for lang in langs},
+        "shape": {k: model[k] for k in encoder.SCRATCH_DEFAULTS},
+    }
+
+
+def demo_trainer(workdir: Path, data: dict, settings: TrainSettings):
+    """The real trainer on the demo data, with the demo config's model."""
+    from xlsent.train.loop import ModelSpec, Trainer
+
+    train = data["spans"] if settings.method == "wacse" else data["ids"]
     return Trainer(
-        TrainSettings(**settings),
-        ModelSpec("scratch", workdir / "tok", shape=shape),
-        {lang: workdir / f"{lang}.train.ids" for lang in langs},
-        {lang: workdir / f"{lang}.dev.ids" for lang in langs},
+        settings,
+        ModelSpec("scratch", data["tokenizer"], shape=data["shape"]),
+        train,
+        data["dev"],
         workdir / "ckpt",
     )
 
 
-def bench_demo(steps: int, batch: int, threads: int) -> dict:
+def bench_demo(
+    runs: list[str], steps: int, warmup: int, batch: int, threads: int, peak_tflops: float | None
+) -> dict:
     torch.set_num_threads(threads)
+    config = load_config(ROOT / "resources/demo/config.yaml")
+    langs = ["de", "kk", "te", "zh"]
     with tempfile.TemporaryDirectory() as tmp:
-        trainer = demo_trainer(Path(tmp), batch)
-        for _ in range(3):  # warm-up: allocator, first kernels
-            trainer.train_step()
-        tokens, start = 0, time.perf_counter()
+        start = time.perf_counter()
+        data = demo_data(Path(tmp), config, langs)
+        prepared_s = time.perf_counter() - start
+        trainers, recorders = {}, {}
+        for run in runs:
+            settings = run_settings(
+                config, run, batch_size=batch, micro_batch_size=batch, device="cpu"
+            )
+            trainers[run] = demo_trainer(Path(tmp) / run, data, settings)
+            recorders[run] = Recorder(trainers[run].objective)
+            trainers[run].objective.batch = recorders[run]
+        for _ in range(warmup):  # allocator, first kernels
+            for trainer in trainers.values():
+                trainer.train_step()
+        step_s = {run: [] for run in runs}
+        tokens = dict.fromkeys(runs, 0)
+        for recorder in recorders.values():
+            recorder.reset()
         for _ in range(steps):
-            tokens += trainer.train_step()["tokens"]
-        seconds = time.perf_counter() - start
-        config = trainer.model.config
-    seq = trainer.settings.max_length
+            for run, trainer in trainers.items():
+                start = time.perf_counter()
+                tokens[run] += trainer.train_step()["tokens"]
+                step_s[run].append(time.perf_counter() - start)
+        model = trainers[runs[0]].model.config
     return {
         "shape": "demo",
         "device": f"cpu x{threads} ({platform.processor() or platform.machine()})",
+        "model": {k: getattr(model, k) for k in (*encoder.SCRATCH_DEFAULTS, "vocab_size")},
+        "languages": langs,
         "batch_pairs": batch,
-        "steps": steps,
-        "s_per_step": seconds / steps,
-        "pairs_per_s": steps * batch / seconds,
-        "tokens_per_s": tokens / seconds,
-        "achieved_tflops": flops_per_step(config, tokens / steps, seq) * steps / seconds / 1e12,
+        "max_length": trainers[runs[0]].settings.max_length,
+        "data_preparation_s": prepared_s,
+        "word_alignment": alignment_stats(trainers),
+        "settings": {run: _settings(trainers[run].settings) for run in runs},
+        "runs": [
+            summary(run, step_s[run], tokens[run], batch, recorders[run], peak_tflops)
+            for run in runs
+        ],
     }
 
 
-def bench_xlmr(steps: int, batch: int, seq: int, device: str, peak_tflops: float | None) -> dict:
+def alignment_stats(trainers: dict) -> dict | None:
+    """Link density of the word-span data a word-level run trained on (per pair, means)."""
+    for trainer in trainers.values():
+        if trainer.words is not None:
+            words, pairs = trainer.words, len(trainer.train_data)
+            return {
+                "pairs": pairs,
+                "links_per_pair": len(words.links.values) / pairs,
+                "xx_words_per_sentence": len(words.xx_starts.values) / pairs,
+                "en_words_per_sentence": len(words.en_starts.values) / pairs,
+                "subwords_per_sentence": (
+                    len(trainer.train_data.xx.values) + len(trainer.train_data.en.values)
+                )
+                / (2 * pairs),
+            }
+    return None
+
+
+# -- xlm-roberta-base shape -------------------------------------------------------------------
+def synthetic_batch(n: int, seq: int, vocab: int, rng: np.random.Generator):
+    """N full-length pairs as the training data structures: (Pairs, WordAligned)."""
+    length = seq - 2  # room for CLS and SEP
+    ids = rng.integers(5, vocab - 1, size=(2, n, length), dtype=np.int32)  # no specials, no mask
+    offsets = np.arange(n + 1, dtype=np.int64) * length
+    pairs = Pairs(
+        Ragged(ids[0].reshape(-1), offsets),
+        Ragged(ids[1].reshape(-1), offsets),
+        np.zeros(n, dtype=np.int16),
+        ("xx",),
+    )
+    n_words = length // 2
+    starts = np.tile(np.arange(n_words, dtype=np.int32) * 2, n)
+    ends = starts + 2
+    word_offsets = np.arange(n + 1, dtype=np.int64) * n_words
+    linked = np.flatnonzero(np.arange(n_words) % 3 != 2).astype(np.int32)  # 2/3 of the words
+    links = np.tile(np.stack([linked, linked], axis=1), (n, 1))
+    words = WordAligned(
+        Ragged(starts, word_offsets),
+        Ragged(ends, word_offsets),
+        Ragged(starts.copy(), word_offsets),
+        Ragged(ends.copy(), word_offsets),
+        Ragged(links, np.arange(n + 1, dtype=np.int64) * len(linked)),
+    )
+    return pairs, words
+
+
+def bench_xlmr(
+    runs: list[str],
+    steps: int,
+    warmup: int,
+    batch: int,
+    seq: int,
+    device: str,
+    threads: int,
+    peak_tflops: float | None,
+    build_batch: int,
+) -> dict:
     from transformers import XLMRobertaConfig, XLMRobertaModel
 
+    torch.set_num_threads(threads)
+    cuda = device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else lambda: None
     config = XLMRobertaConfig(vocab_size=250002, max_position_embeddings=514)  # base shape
-    model = XLMRobertaModel(config).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
-    ids = torch.randint(5, config.vocab_size, (2 * batch, seq), device=device)
-    mask = torch.ones_like(ids)
-    autocast = device.startswith("cuda")
-
-    def step() -> None:
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-            vectors = encoder.cls_vectors(model, ids, mask)
-        xx, en = vectors.split(batch)
-        translation_ranking_loss(xx, en).backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-
-    for _ in range(3):
-        step()
-    if autocast:
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    if autocast:
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
-    tokens = 2 * batch * seq * steps
-    tflops = flops_per_step(config, 2 * batch * seq, seq) * steps / seconds / 1e12
-    name = torch.cuda.get_device_name() if autocast else "cpu"
+    tokens = Tokens(cls=0, sep=2, pad=1, mask=250001)  # XLM-R's <s> </s> <pad> <mask>
+    paper = load_config(ROOT / "config.yaml")
+    rng = np.random.default_rng(0)
+    pairs, words = synthetic_batch(batch, seq, config.vocab_size, rng)
+    big_pairs, big_words = synthetic_batch(build_batch, seq, config.vocab_size, rng)
+    torch.manual_seed(0)
+    model = XLMRobertaModel(config).to(device)  # shared by the runs: speed needs no training
+    results, settings_of = [], {}
+    for run in runs:
+        settings = run_settings(paper, run, batch_size=batch, micro_batch_size=batch, device=device)
+        settings_of[run] = _settings(settings)
+        objectives = Objectives(model, settings, tokens).to(device)
+        objectives.train()
+        params = [p for p in objectives.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
+        recorder = Recorder(objectives)
+        step_s, n_tokens = [], 0
+        for i in range(-warmup, steps):  # warm-up steps first: allocator, first kernels
+            if i == 0:
+                recorder.reset()
+            sync()
+            start = time.perf_counter()
+            built = recorder(pairs, rng.permutation(batch), words, rng)
+            tokens_in = micro_batch_step(objectives, optimizer, built, device)
+            sync()
+            if i >= 0:
+                step_s.append(time.perf_counter() - start)
+                n_tokens += tokens_in
+        result = summary(run, step_s, n_tokens, batch, recorder, peak_tflops)
+        # The CPU side alone, at the paper's micro-batch: what a GPU waits for per micro-batch.
+        build_s = []
+        for _ in range(10):
+            start = time.perf_counter()
+            objectives.batch(big_pairs, rng.permutation(build_batch), big_words, rng)
+            build_s.append(time.perf_counter() - start)
+        result["build_ms_at_build_batch"] = 1000 * statistics.median(build_s)
+        results.append(result)
+        del objectives, optimizer, params, recorder, built
+        if cuda:
+            torch.cuda.empty_cache()
     return {
         "shape": "xlmr-base",
-        "device": name,
+        "device": torch.cuda.get_device_name() if cuda else f"cpu x{threads}",
         "batch_pairs": batch,
         "seq": seq,
-        "steps": steps,
-        "s_per_step": seconds / steps,
-        "ms_per_pair": 1000 * seconds / (steps * batch),
-        "pairs_per_s": steps * batch / seconds,
-        "tokens_per_s": tokens / seconds,
-        "achieved_tflops": tflops,
-        "mfu": tflops / peak_tflops if peak_tflops else None,
+        "words_per_sentence": (seq - 2) // 2,
+        "links_per_pair": len(words.links.rows([0])[0]),
+        "build_batch_pairs": build_batch,
+        "peak_tflops": peak_tflops,
+        "settings": settings_of,
+        "runs": results,
     }
+
+
+def micro_batch_step(
+    objectives: Objectives, optimizer: torch.optim.Optimizer, batch: Batch, device: str
+) -> int:
+    """One micro-batch as `Trainer.train_step` runs it (accumulation 1); its real tokens."""
+    batch = batch.to(torch.device(device))
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda")):
+        loss, parts = objectives(batch)
+    loss.backward()
+    loss.item()  # the loop reads the loss and its parts after every micro-batch
+    for value in parts.values():
+        value.item()
+    nn.utils.clip_grad_norm_(objectives.parameters(), objectives.settings.max_grad_norm)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return int(batch.mask.sum())
+
+
+def _settings(settings: TrainSettings) -> dict:
+    keys = ("method", "wacse_weights", "awp_samples", "rtl_layers", "rtl_weight", "pooler")
+    return {k: getattr(settings, k) for k in keys}
+
+
+# -- report -----------------------------------------------------------------------------------
+def add_ratios(result: dict) -> None:
+    """Each run's time per step relative to tr's, and DAP's published ratio beside dap's."""
+    by_run = {r["run"]: r for r in result["runs"]}
+    base = by_run.get("tr")
+    for r in result["runs"]:
+        r["ratio_to_tr"] = r["ms_per_step"] / base["ms_per_step"] if base else None
+        flops = sum(r["model_tflop_per_step"].values())
+        r["flops_ratio_to_tr"] = (
+            flops / sum(base["model_tflop_per_step"].values()) if base else None
+        )
+    paper = PAPER_MS_PER_SAMPLE["dap"] / PAPER_MS_PER_SAMPLE["tr"]
+    result["paper_dap_over_tr"] = {"ms_per_sample": PAPER_MS_PER_SAMPLE, "ratio": paper}
+    if "dap" in by_run:
+        by_run["dap"]["paper_ratio_to_tr"] = paper
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _cell(value, fmt) -> str:
+    if value is None:
+        return "–"
+    return fmt(value) if callable(fmt) else fmt.format(value)
+
+
+def table(result: dict) -> str:
+    columns = [
+        ("run", "run", "{}"),
+        ("ms/step", "ms_per_step", "{:,.1f}"),
+        ("ms/pair", "ms_per_pair", "{:.3f}"),
+        ("pairs/s", "pairs_per_s", _count),
+        ("tokens/s", "tokens_per_s", _count),
+        ("×tr", "ratio_to_tr", "{:.2f}"),
+        ("paper ×tr", "paper_ratio_to_tr", "{:.2f}"),
+        ("FLOPs ×tr", "flops_ratio_to_tr", "{:.2f}"),
+        ("build ms/µb", "build_ms_per_micro_batch", "{:.1f}"),
+        ("TFLOP/s", "achieved_tflops", "{:.3g}"),
+    ]
+    if result["shape"] == "xlmr-base":
+        build = f"build ms @{result['build_batch_pairs']}"
+        columns.append((build, "build_ms_at_build_batch", "{:.1f}"))
+    if any(r["mfu"] is not None for r in result["runs"]):
+        columns.append(("MFU", "mfu", "{:.1%}"))
+    cells = [[name for name, _, _ in columns]]
+    for r in result["runs"]:
+        cells.append([_cell(r.get(key), fmt) for _, key, fmt in columns])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = [
+        "  ".join(
+            [row[0].ljust(widths[0])]
+            + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        )
+        for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shape", choices=["demo", "xlmr-base"], default="demo")
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--methods", nargs="+", choices=list(RUNS), default=["tr", "wacse", "dap"])
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per method")
+    parser.add_argument("--warmup", type=int, help="untimed steps first (3; 1 for xlmr on CPU)")
     parser.add_argument("--batch", type=int, default=None, help="pairs per step")
-    parser.add_argument("--seq", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=32, help="xlmr-base: tokens per sentence")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--peak-tflops", type=float, help="dense bf16 peak of the device (MFU)")
+    parser.add_argument(
+        "--build-batch", type=int, default=256, help="xlmr-base: pairs of the batch-building timing"
+    )
     args = parser.parse_args()
+    runs = list(dict.fromkeys(args.methods))
+    # On CPU the xlm-roberta-base shape takes seconds a step: one warm-up step does.
+    cpu_xlmr = args.shape == "xlmr-base" and not args.device.startswith("cuda")
+    warmup = args.warmup if args.warmup is not None else 1 if cpu_xlmr else 3
     if args.shape == "demo":
-        result = bench_demo(args.steps, args.batch or 128, args.threads)
+        result = bench_demo(
+            runs, args.steps, warmup, args.batch or 128, args.threads, args.peak_tflops
+        )
     else:
-        result = bench_xlmr(args.steps, args.batch or 256, args.seq, args.device, args.peak_tflops)
+        result = bench_xlmr(
+            runs,
+            args.steps,
+            warmup,
+            args.batch or 256,
+            args.seq,
+            args.device,
+            args.threads,
+            args.peak_tflops,
+            args.build_batch,
+        )
+    add_ratios(result)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"train-{args.shape}.json").write_text(json.dumps(result, indent=2) + "\n")
-    width = max(map(len, result))
-    for key, value in result.items():
-        shown = f"{value:,.4g}" if isinstance(value, float) else value
-        print(f"{key:<{width}}  {shown}")
+    out = OUT / f"train-{args.shape}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    shape = f"{result['shape']}, {result['device']}, {result['batch_pairs']} pairs per step"
+    print(f"\n{shape}\n")
+    print(table(result))
+    paper = result["paper_dap_over_tr"]
+    print(
+        f"\nDAP paper: TR {paper['ms_per_sample']['tr']} ms/sample, DAP "
+        f"{paper['ms_per_sample']['dap']} ms/sample, ratio {paper['ratio']:.2f}. "
+        "`build ms/µb`: building the batch on the CPU, included in ms/step."
+    )
+    real = result["runs"][0]["real_token_fraction"]
+    print(f"Real (non-pad) tokens: {real:.0%} of the padded batch's positions.")
+    print(f"wrote {out.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +148,25 @@ def subwords(args: argparse.Namespace) -> None:
     log.info("%s", json.dumps(encode(args.corpus, args.tokenizer, args.out)))
 
 
+@command
+def word_spans(args: argparse.Namespace) -> None:
+    from xlsent.align.shards import iter_shards
+    from xlsent.tokenize import word_spans as spans
+
+    stats = spans(args.corpus, iter_shards(Path(args.manifest)), args.tokenizer, args.out)
+    write_json(args.stats, stats)
+    log.info(
+        "%d pairs, %d links; dropped %d links whose words have no subword of their own "
+        "(%d of %d words) or were not found in the text (%d pairs)",
+        stats["pairs"],
+        stats["links"] - stats["links_dropped"],
+        stats["links_dropped"],
+        stats["words_without_subword"],
+        stats["words"],
+        stats["words_not_in_text"],
+    )
+
+
 # -- align ---------------------------------------------------------------------------------------
 @command
 def align_shard(args: argparse.Namespace) -> None:
@@ -194,11 +214,13 @@ def train(args: argparse.Namespace) -> None:
     import torch
 
     from xlsent.models.encoder import SCRATCH_DEFAULTS
+    from xlsent.train import distributed
     from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
     settings = json.loads(args.settings)
     model = json.loads(args.model)
-    torch.set_num_threads(args.threads)
+    # Under torchrun the job's threads are shared by its processes.
+    torch.set_num_threads(max(1, args.threads // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
     spec = ModelSpec(
         init=model["init"],
         tokenizer_dir=Path(args.tokenizer),
@@ -215,9 +237,13 @@ def train(args: argparse.Namespace) -> None:
         Path(args.checkpoints),
     )
     Path(args.checkpoints).mkdir(parents=True, exist_ok=True)
-    best = trainer.run(Path(args.checkpoints) / "train_log.jsonl")
-    log.info("best dev P@1 %.2f at step %s", best["dev_p1"], best["step"])
-    trainer.export(Path(args.out), {"settings": settings, "model": model})
+    try:
+        best = trainer.run(Path(args.checkpoints) / "train_log.jsonl")
+        if trainer.world.main:  # under torchrun, one process writes the model
+            log.info("best dev P@1 %.2f at step %s", best["dev_p1"], best["step"])
+            trainer.export(Path(args.out), {"settings": settings, "model": model})
+    finally:
+        distributed.shutdown(trainer.world)
 
 
 # -- evaluate ------------------------------------------------------------------------------------
@@ -231,31 +257,37 @@ def _device(name: str) -> str:
 
 @command
 def eval_tatoeba(args: argparse.Namespace) -> None:
-    import polars as pl
     import torch
 
     from xlsent.evaluate import tatoeba
-    from xlsent.io import write_parquet
     from xlsent.models.encoder import TextEncoder
 
     torch.set_num_threads(args.threads)
     encode = TextEncoder.load(args.model, args.max_length, args.batch_size, _device(args.device))
     rows = tatoeba.evaluate(encode, Path(args.dir), args.langs)
+    _write_results(rows, "tatoeba", args.run, args.seed, args.out)
+    for row in rows:
+        if row["direction"] == "mean":
+            log.info("%s %s %.1f", row["lang"], row["direction"], row["value"])
+
+
+def _write_results(rows: list[dict], task: str, run: str, seed: int, out: str) -> None:
+    """Evaluation rows as the results Parquet every task writes (xlsent.tables.COLUMNS)."""
+    import polars as pl
+
+    from xlsent.io import write_parquet
+
     frame = pl.DataFrame(rows).select(
-        task=pl.lit("tatoeba"),
-        run=pl.lit(args.run),
-        seed=pl.lit(args.seed, dtype=pl.Int64),
+        task=pl.lit(task),
+        run=pl.lit(run),
+        seed=pl.lit(seed, dtype=pl.Int64),
         lang=pl.col("lang"),
         direction=pl.col("direction"),
         metric=pl.col("metric"),
         value=pl.col("value").cast(pl.Float64),
         n=pl.col("n").cast(pl.Int64),
     )
-    write_parquet(args.out, frame.to_arrow())
-    for lang, direction, value in (
-        frame.filter(pl.col("direction") == "mean").select("lang", "direction", "value").iter_rows()
-    ):
-        log.info("%s %s %.1f", lang, direction, value)
+    write_parquet(out, frame.to_arrow())
 
 
 @command
@@ -272,6 +304,152 @@ def tables(args: argparse.Namespace) -> None:
     summary, per_language = result_tables.tatoeba_tables(args.results, args.groups)
     for path in result_tables.write_tables(summary, per_language, Path(args.out)):
         log.info("wrote %s", path)
+
+
+@command
+def plots(args: argparse.Namespace) -> None:
+    from xlsent import plots as figures
+
+    figures.group_bars(args.summary, args.groups, args.bars)
+    figures.dev_curves(_lang_paths(args.logs), args.curves)
+    log.info("wrote %s and %s", args.bars, args.curves)
+
+
+@command
+def tables_ablation(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+
+    table = result_tables.ablation_table(args.results, args.runs, args.groups)
+    result_tables.write_table(
+        table,
+        Path(args.out),
+        caption="Ablation (WACSE Table 10): Tatoeba accuracy (%), mean of both directions, "
+        f"averaged over {', '.join(args.groups)} and per language; seeds averaged.",
+    )
+    log.info("wrote %s", args.out)
+
+
+# -- bisent2vec ----------------------------------------------------------------------------------
+def _bisent2vec_settings(text: str | None):
+    from xlsent.bisent2vec.trainer import Bisent2vecSettings
+
+    return Bisent2vecSettings.from_dict(json.loads(text) if text else {})
+
+
+@command
+def bisent2vec_build(args: argparse.Namespace) -> None:
+    from xlsent.bisent2vec import build
+
+    binary = build.build(args.build_dir, args.source or build.SOURCE_DIR, jobs=args.jobs)
+    if args.test:
+        output = build.run_ctest(args.build_dir)
+        log.info("C++ unit tests: %s", next(x for x in output.splitlines() if "tests passed" in x))
+    log.info("trainer binary: %s", binary)
+
+
+@command
+def bisent2vec_train(args: argparse.Namespace) -> None:
+    from xlsent.bisent2vec import Bisent2vecError, baseline, data, trainer
+
+    settings = _bisent2vec_settings(args.settings)
+    if args.method == "bisent2vec" and not args.binary:
+        raise Bisent2vecError("--binary is required with --method bisent2vec (bisent2vec-build)")
+    out = Path(args.out)
+    pairs = out.with_name(f".{out.name}.pairs.txt")  # the trainer's input, beside the model
+    try:
+        counts = data.write_pairs(args.words, pairs, lowercase=settings.lowercase)
+        if args.method == "fasttext-cbow":
+            stats = baseline.train_cbow(pairs, out, args.lang, settings, threads=args.threads)
+        else:
+            stats = trainer.train(
+                args.binary,
+                pairs,
+                out,
+                args.lang,
+                settings,
+                threads=args.threads,
+                resume=args.resume,
+                extra_stats={"data": counts},
+            )
+    finally:
+        pairs.unlink(missing_ok=True)
+    if args.stats:
+        write_json(args.stats, stats)
+
+
+@command
+def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
+    import pyarrow.parquet as pq
+
+    from xlsent.bisent2vec.model import SentenceModel
+    from xlsent.evaluate import tatoeba
+
+    model = SentenceModel.load(args.model)
+    foreign = [lang for lang in model.langs if lang != "en"]
+    idf = None
+    if args.idf_words:
+        sides: dict[str, list[list[str]]] = {"en": [], foreign[0]: []}
+        for path in args.idf_words:
+            table = pq.read_table(path, columns=["en_words", "xx_words"])
+            sides["en"] += table.column("en_words").to_pylist()
+            sides[foreign[0]] += table.column("xx_words").to_pylist()
+        idf = {lang: model.idf(sentences, lang) for lang, sentences in sides.items()}
+    rows = tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), args.langs or foreign)
+    _write_results(rows, "tatoeba", args.run, args.seed, args.out)
+    for row in rows:
+        if row["direction"] == "mean":
+            log.info("%s %s %.1f", row["lang"], row["direction"], row["value"])
+
+
+@command
+def bli_dictionary(args: argparse.Namespace) -> None:
+    from xlsent.evaluate import bli
+
+    pairs = bli.freedict_pairs(args.freedict, args.index, lowercase=not args.keep_case)
+    if args.reverse:
+        pairs = [(target, source) for source, target in pairs]
+    log.info("wrote %d word pairs to %s", bli.write_muse(pairs, args.out), args.out)
+
+
+@command
+def eval_bli(args: argparse.Namespace) -> None:
+    from xlsent.bisent2vec.model import SentenceModel
+    from xlsent.evaluate import bli
+
+    model = SentenceModel.load(args.model)
+    src, tgt = ("en", args.lang) if args.direction == "en2xx" else (args.lang, "en")
+    pairs = bli.load_dictionary(args.dictionary, args.download_dir)
+    src_words, src_vectors = model.word_vectors(src)
+    tgt_words, tgt_vectors = model.word_vectors(tgt)
+    rows = bli.evaluate(src_words, src_vectors, tgt_words, tgt_vectors, pairs)
+    _write_results(
+        [
+            {
+                **r,
+                "lang": args.lang,
+                "direction": args.direction,
+                "metric": f"{r['metric']}_{r['method']}",
+            }
+            for r in rows
+        ],
+        "bli",
+        args.run,
+        args.seed,
+        args.out,
+    )
+    if args.stats:
+        _, coverage = bli.gold_translations(src_words, tgt_words, pairs)
+        write_json(args.stats, {"rows": rows, "coverage": coverage})
+    for r in rows:
+        log.info(
+            "%s %s %s %s: %.1f (%d words)",
+            args.lang,
+            args.direction,
+            r["method"],
+            r["metric"],
+            r["value"],
+            r["n"],
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -339,6 +517,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--out", required=True)
 
+    p = sub.add_parser(
+        "word-spans", help="subword span of every word and the links of a language's pairs"
+    )
+    p.add_argument("--corpus", required=True, help="the language's train.parquet")
+    p.add_argument("--manifest", required=True, help="its alignment manifest (_SUCCESS)")
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", required=True)
+
     p = sub.add_parser("align-shard", help="word-align one shard of a language")
     p.add_argument("--method", choices=["wspalign", "eflomal"], required=True)
     p.add_argument("--settings", required=True, help="JSON of the method's settings")
@@ -367,7 +554,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--model", required=True, help="JSON of the run's model entry")
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--pretrained")
-    p.add_argument("--train", nargs="+", required=True, help="LANG=subwords/train.parquet")
+    p.add_argument(
+        "--train",
+        nargs="+",
+        required=True,
+        help="LANG=subwords/train.parquet (wacse: LANG=the word-span file)",
+    )
     p.add_argument("--dev", nargs="+", required=True, help="LANG=subwords/dev.parquet")
     p.add_argument("--checkpoints", required=True)
     p.add_argument("--threads", type=int, default=1)
@@ -394,6 +586,66 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", nargs="+", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("results", nargs="+")
+
+    p = sub.add_parser("plots", help="figures of the Tatoeba table and the training records")
+    p.add_argument("--summary", required=True, help="results/tables/tatoeba.csv")
+    p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument("--logs", nargs="+", required=True, help="LABEL=train_log.jsonl")
+    p.add_argument("--bars", required=True)
+    p.add_argument("--curves", required=True)
+
+    p = sub.add_parser("tables-ablation", help="the ablation table of chosen runs")
+    p.add_argument("--runs", nargs="+", required=True)
+    p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("results", nargs="+")
+    # -- bisent2vec
+    p = sub.add_parser("bisent2vec-build", help="compile the Bi-Sent2vec trainer (CMake)")
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--source", help="the csrc/bisent2vec directory (default: the checkout's)")
+    p.add_argument("--jobs", type=int)
+    p.add_argument("--test", action="store_true", help="also run the C++ unit tests")
+
+    p = sub.add_parser("bisent2vec-train", help="train one en-xx Bi-Sent2vec (or CBOW) model")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--words", nargs="+", required=True, help="the language's words Parquet files")
+    p.add_argument("--method", choices=["bisent2vec", "fasttext-cbow"], default="bisent2vec")
+    p.add_argument("--binary", help="the bisent2vec binary (bisent2vec-build)")
+    p.add_argument("--settings", help="JSON of Bi-Sent2vec settings (dim, lr, word_ngrams, ...)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--resume", help="a model directory to continue training from")
+    p.add_argument("--out", required=True, help="the model directory")
+    p.add_argument("--stats", help="a copy of the model's stats.json")
+
+    p = sub.add_parser("bisent2vec-eval-tatoeba", help="Tatoeba accuracy of a bag-of-words model")
+    p.add_argument("--model", required=True, help="a bisent2vec-train model directory")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--langs", nargs="*", help="default: the model's foreign language")
+    p.add_argument("--idf-words", nargs="*", help="held-out words Parquet files: tf-idf weights")
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("bli-dictionary", help="a MUSE word-pair file from a FreeDict dictionary")
+    p.add_argument(
+        "--freedict", required=True, help="e.g. /usr/share/dictd/freedict-eng-deu.dict.dz"
+    )
+    p.add_argument("--index", help="its .index (default: beside it)")
+    p.add_argument("--reverse", action="store_true", help="write target-source pairs")
+    p.add_argument("--keep-case", action="store_true", help="do not lowercase")
+    p.add_argument("--out", required=True)
+
+    p = sub.add_parser("eval-bli", help="word translation P@1/5/10 (NN and CSLS) of a model")
+    p.add_argument("--model", required=True, help="a bisent2vec-train model directory")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--direction", choices=["en2xx", "xx2en"], default="en2xx")
+    p.add_argument("--dictionary", required=True, help="MUSE file or URL, source words first")
+    p.add_argument("--download-dir", help="where a dictionary URL is downloaded to")
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", help="JSON of the rows and the dictionary's coverage")
+
     return parser
 
 
@@ -404,13 +656,23 @@ def main(argv: list[str] | None = None) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    from xlsent.bisent2vec import Bisent2vecError
     from xlsent.config import ConfigError
     from xlsent.download import DownloadError
+    from xlsent.evaluate.bli import DictionaryError
     from xlsent.evaluate.tatoeba import TatoebaError
 
     try:
         _COMMANDS[args.command](args)
-    except (CorpusError, ConfigError, DownloadError, TatoebaError, FileNotFoundError) as err:
+    except (
+        CorpusError,
+        ConfigError,
+        DownloadError,
+        TatoebaError,
+        FileNotFoundError,
+        Bisent2vecError,  # bisent2vec
+        DictionaryError,  # bisent2vec
+    ) as err:
         log.error("%s", err)
         sys.exit(2)
 

@@ -87,7 +87,7 @@ def _check_references(config: dict) -> None:
         languages.resolve(config["languages"])
         if config["evaluate"]["tatoeba"]["languages"] is not None:
             languages.resolve(config["evaluate"]["tatoeba"]["languages"])
-        for group in config["tables"]["groups"]:
+        for group in [*config["tables"]["groups"], *config["tables"]["ablation"]["groups"]]:
             if group not in languages.GROUPS:
                 raise ConfigError(
                     f"config key `tables.groups`: unknown group {group!r}; groups are "
@@ -105,6 +105,12 @@ def _check_references(config: dict) -> None:
             raise ConfigError(
                 f"config key `models.{name}.path` is required for a pretrained model: a hub "
                 "id (e.g. xlm-roberta-base) or a local directory"
+            )
+    for name in config["tables"]["ablation"]["runs"]:
+        if name not in config["runs"]:
+            raise ConfigError(
+                f"config key `tables.ablation.runs`: {name!r} is not one of `runs` "
+                f"({', '.join(config['runs'])})"
             )
     for name, run in config["runs"].items():
         if run["model"] not in config["models"]:

@@ -207,3 +207,19 @@ def write_tables(
         f"{BLANK}: not evaluated.",
     )
     return [out_csv, out_csv.with_suffix(".md"), langs_csv, langs_csv.with_suffix(".md")]
+
+
+def ablation_table(
+    frames: Sequence[pl.DataFrame | str | os.PathLike[str]], runs: list[str], groups: list[str]
+) -> pl.DataFrame:
+    """WACSE Table 10: one row per run of `runs` (in that order), the mean of both directions
+    averaged over each group, then each of the groups' languages."""
+    summary, per_language = tatoeba_tables(frames, groups)
+    absent = [run for run in runs if run not in summary["run"].to_list()]
+    if absent:
+        raise ValueError(f"no Tatoeba results for the ablation runs {absent}")
+    langs = [c for c in per_language.columns if c != "run" and any(c in GROUPS[g] for g in groups)]
+    order = pl.DataFrame({"run": runs})
+    return order.join(summary.select("run", "seeds", *groups), on="run", how="left").join(
+        per_language.select("run", *langs), on="run", how="left"
+    )

@@ -129,3 +129,143 @@ def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str |
         "mean_subwords": float(all_lengths.mean()) if all_lengths.size else 0.0,
         "p95_subwords": float(np.percentile(all_lengths, 95)) if all_lengths.size else 0.0,
     }
+
+
+# -- word → subword spans ------------------------------------------------------------------------
+LINK = pa.struct([("en", pa.int16()), ("xx", pa.int16())])
+SPANS_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("en_ids", pa.list_(pa.int32())),
+        ("xx_ids", pa.list_(pa.int32())),
+        ("en_starts", pa.list_(pa.int16())),
+        ("en_ends", pa.list_(pa.int16())),
+        ("xx_starts", pa.list_(pa.int16())),
+        ("xx_ends", pa.list_(pa.int16())),
+        ("links", pa.list_(LINK)),
+    ]
+)
+
+
+def word_offsets(text: str, words: list[str]) -> list[tuple[int, int]] | None:
+    """Character offsets [start, end) of `words` in `text`, found in order.
+
+    The tokenize stage's words are substrings of the sentence in order, so each is searched
+    from the end of the previous one (a repeated word gets its own occurrence). None if a word
+    cannot be found, which happens only when a tokenizer rewrote the text.
+    """
+    offsets = []
+    cursor = 0
+    for word in words:
+        start = text.find(word, cursor)
+        if start < 0:
+            return None
+        cursor = start + len(word)
+        offsets.append((start, cursor))
+    return offsets
+
+
+def subword_spans(word_chars: np.ndarray, offsets: list[tuple[int, int]]) -> np.ndarray:
+    """Each word's [start, end) range of subword positions (start == end: no subword of its
+    own). A subword belongs to the word holding its first character; SentencePiece pieces
+    never cross spaces, but one can hold the end of one spaCy word and the start of the next
+    ("don't" → do|n't): the piece goes to the first word only.
+    """
+    spans = np.zeros((len(word_chars), 2), dtype=np.int64)
+    if len(word_chars) == 0 or not offsets:
+        return spans
+    first_char = np.array([start for start, _ in offsets])
+    owner = np.searchsorted(word_chars[:, 0], first_char, side="right") - 1
+    inside = (owner >= 0) & (first_char < word_chars[np.maximum(owner, 0), 1])
+    positions = np.arange(len(offsets))
+    for word in np.unique(owner[inside]):
+        mine = positions[inside & (owner == word)]
+        spans[word] = mine[0], mine[-1] + 1
+    return spans
+
+
+def word_spans(
+    corpus_path: str | Path,
+    shards: Iterable[pa.Table],
+    tokenizer_dir: str | Path,
+    out_path: str | Path,
+    batch_size: int = 10_000,
+) -> dict:
+    """Subword ids, each word's subword span and the alignment links of every training pair.
+
+    `shards` are a language's alignment shards in order (`xlsent.align.shards.iter_shards`),
+    row for row the pairs of `corpus_path`. Computed once per language and model, so that
+    training builds its word-level batches by slicing arrays, never by tokenizing.
+    Returns counts: pairs whose words are not in their text, words without a subword of their
+    own, and the links dropped because of either (never silently).
+    """
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    if not tokenizer.is_fast:
+        raise ValueError(f"{tokenizer_dir}: word spans need a fast tokenizer (character offsets)")
+    text = pq.read_table(corpus_path, columns=["id", "en", "xx"])
+    stats = dict.fromkeys(
+        ["pairs", "words_not_in_text", "words", "words_without_subword", "links", "links_dropped"],
+        0,
+    )
+    with (
+        parquet_writer(out_path, SPANS_SCHEMA) as writer,
+        tqdm(total=text.num_rows, desc="word spans", unit=" pairs", mininterval=5) as bar,
+    ):
+        for shard in shards:
+            for start in range(0, shard.num_rows, batch_size):
+                aligned = shard.slice(start, batch_size)
+                rows = text.slice(stats["pairs"], aligned.num_rows)
+                _spans_batch(rows, aligned, tokenizer, writer, stats)
+                bar.update(aligned.num_rows)
+        if stats["pairs"] != text.num_rows:
+            raise ValueError(
+                f"the alignment shards hold {stats['pairs']} pairs but {corpus_path} holds "
+                f"{text.num_rows}: re-run the align stage of this language"
+            )
+    return stats
+
+
+def _spans_batch(
+    text: pa.Table, aligned: pa.Table, tokenizer, writer: pq.ParquetWriter, stats: dict
+) -> None:
+    ids = text.column("id").to_pylist()
+    if aligned.column("id").to_pylist() != ids:
+        raise ValueError(
+            "the alignment shards do not hold the training pairs row for row (ids differ); "
+            "re-run the align stage of this language"
+        )
+    columns: dict[str, list] = {name: [] for name in SPANS_SCHEMA.names}
+    columns["id"] = ids
+    sides = {}
+    for side in ("en", "xx"):
+        texts = text.column(side).to_pylist()
+        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        sides[side] = (texts, aligned.column(f"{side}_words").to_pylist(), encoded)
+        columns[f"{side}_ids"] = encoded["input_ids"]
+    for row, links in enumerate(aligned.column("links").to_pylist()):
+        usable = {}
+        for side, (texts, words, encoded) in sides.items():
+            chars = word_offsets(texts[row], words[row])
+            if chars is None:
+                stats["words_not_in_text"] += 1
+                spans = np.zeros((len(words[row]), 2), dtype=np.int64)
+            else:
+                chars = np.array(chars, dtype=np.int64).reshape(-1, 2)
+                spans = subword_spans(chars, encoded["offset_mapping"][row])
+            stats["words"] += len(spans)
+            stats["words_without_subword"] += int((spans[:, 1] <= spans[:, 0]).sum())
+            usable[side] = spans[:, 1] > spans[:, 0]
+            columns[f"{side}_starts"].append(spans[:, 0].tolist())
+            columns[f"{side}_ends"].append(spans[:, 1].tolist())
+        kept = [
+            {"en": link["en"], "xx": link["xx"]}
+            for link in links
+            if usable["en"][link["en"]] and usable["xx"][link["xx"]]
+        ]
+        stats["links"] += len(links)
+        stats["links_dropped"] += len(links) - len(kept)
+        columns["links"].append(kept)
+    stats["pairs"] += len(ids)
+    writer.write_table(pa.table(columns, schema=SPANS_SCHEMA))

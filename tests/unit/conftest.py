@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from xlsent.align import job
+from xlsent.align.shards import iter_shards, write_manifest
 from xlsent.corpus import demo
 from xlsent.corpus.clean import CleanConfig, clean
 from xlsent.corpus.sample import SampleConfig, sample
+from xlsent.io import write_json
 from xlsent.models.tokenizer import train_sentencepiece
-from xlsent.tokenize import subwords
+from xlsent.tokenize import subwords, word_spans, words
 
 LANGS = ("de", "kk")
 
@@ -64,6 +67,42 @@ def small_subwords(
         for split, path in splits.items():
             out[lang][split] = root / f"{lang}.{split}.parquet"
             subwords(path, small_tokenizer, out[lang][split])
+    return out
+
+
+@pytest.fixture(scope="session")
+def small_word_spans(
+    tmp_path_factory: pytest.TempPathFactory, small_corpus, small_tokenizer
+) -> dict[str, Path]:
+    """{lang: word-span file} of the training pairs, word-aligned by eflomal in 2 shards."""
+    root = tmp_path_factory.mktemp("wordspans")
+    out: dict[str, Path] = {}
+    settings = {"symmetrize": "grow_diag_final_and", "max_words": 128, "min_estimation_pairs": 0}
+    for lang, splits in small_corpus.items():
+        (root / lang).mkdir()
+        tokens = root / lang / "words.parquet"
+        total = words(splits["train"], lang, tokens)["pairs"]
+        size = -(-total // 2)
+        stats = []
+        for index in range(2):
+            stats.append(root / lang / f"shard-{index:04d}.json")
+            write_json(
+                stats[-1],
+                job.run(
+                    "eflomal",
+                    settings,
+                    splits["train"],
+                    tokens,
+                    index,
+                    size,
+                    total,
+                    root / lang / f"shard-{index:04d}.arrow",
+                ),
+            )
+        manifest = root / lang / "_SUCCESS"
+        write_manifest(manifest, stats, {"lang": lang})
+        out[lang] = root / lang / "spans.parquet"
+        word_spans(splits["train"], iter_shards(manifest), small_tokenizer, out[lang])
     return out
 
 

@@ -22,7 +22,25 @@ def test_paper_config_is_the_paper_setup():
     assert settings["batch_size"] == 1024
     assert settings["eval_every"] == 2000
     assert settings["temperature"] == 0.05
-    assert [(rs.run, rs.seed) for rs in run_seeds(config)] == [("tr", 42), ("tr", 0)]
+    pairs = [(rs.run, rs.seed) for rs in run_seeds(config)]
+    assert pairs[:6] == [(run, seed) for run in ("tr", "wacse", "dap") for seed in (42, 0)]
+    assert train_settings(config, "wacse", 0)["wacse_weights"] == [0.8, 0.1, 0.1]
+    assert train_settings(config, "dap", 0)["rtl_weight"] == 0.1
+    # WACSE §6: the ablations are single-seed 10K-step runs.
+    ablations = config["tables"]["ablation"]["runs"]
+    assert ablations == ["tr-10k", "tr-awp", "tr-wtr", "wacse-10k", "wacse-langemb"]
+    for run in ablations:
+        assert config["runs"][run]["seeds"] == [42]
+        assert train_settings(config, run, 42)["max_steps"] == 10_000
+    assert train_settings(config, "wacse-10k", 42)["wacse_weights"] == [0.8, 0.02, 0.18]
+    assert train_settings(config, "wacse-langemb", 42)["language_embeddings"] is True
+
+
+def test_ablation_runs_must_be_runs():
+    config = load(ROOT / "config.yaml", SCHEMA)
+    config["tables"]["ablation"]["runs"] = ["tr", "tr-awpp"]
+    with pytest.raises(ConfigError, match="tr-awpp"):
+        validate(config, SCHEMA)
 
 
 def test_demo_config_validates_with_defaults_filled():

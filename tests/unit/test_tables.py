@@ -1,7 +1,7 @@
 import polars as pl
 import pytest
 
-from xlsent.tables import tatoeba_tables, write_tables
+from xlsent.tables import ablation_table, tatoeba_tables, write_tables
 
 
 def results(run: str, seed: int, accuracy: dict[str, tuple[float, float]]) -> pl.DataFrame:
@@ -113,3 +113,17 @@ def test_write_tables(tmp_path):
     langs_md = (tmp_path / "tatoeba_langs.md").read_text()
     assert "| run | de | jv | ka | kk | te |" in langs_md
     assert "| B | 85.0 | – | 35.0 | 15.0 | 25.0 |" in langs_md
+
+
+def test_ablation_table_lists_the_chosen_runs_in_order_with_their_group_languages():
+    table = ablation_table(FRAMES, ["B", "A"], ["low4"])
+    assert table.columns[:3] == ["run", "seeds", "low4"]
+    assert sorted(table.columns[3:]) == ["jv", "ka", "kk", "te"]  # not de: outside low4
+    rows = {row["run"]: row for row in table.to_dicts()}
+    assert table["run"].to_list() == ["B", "A"]
+    assert rows["A"]["low4"] == pytest.approx((55 + 65 + 75 + 85) / 4)
+    assert rows["A"]["seeds"] == 2 and rows["A"]["ka"] == pytest.approx(75)
+    # B lacks jv: its group is blank, never averaged over fewer languages.
+    assert rows["B"]["low4"] is None and rows["B"]["jv"] is None
+    with pytest.raises(ValueError, match="ablation runs"):
+        ablation_table(FRAMES, ["A", "C"], ["low4"])

@@ -32,7 +32,7 @@ def test_worked_example(tmp_path):
     write_laser(tmp_path, "kaz", ["bir", "eki", "üsh"], ["one", "two", "three"])
     calls = []
 
-    def encode(sentences):
+    def encode(sentences, lang):
         calls.append(sentences)
         return np.stack([vectors[s] for s in sentences])
 
@@ -49,7 +49,7 @@ def test_worked_example(tmp_path):
 def test_all_files_checked_before_encoding(tmp_path):
     write_laser(tmp_path, "kaz", ["bir"], ["one"])
 
-    def encode(sentences):
+    def encode(sentences, lang):
         raise AssertionError("encoded before every file was checked")
 
     with pytest.raises(FileNotFoundError, match=r"tatoeba\.kat-eng\.kat"):
@@ -59,7 +59,7 @@ def test_all_files_checked_before_encoding(tmp_path):
 def test_encoder_must_return_one_row_per_sentence(tmp_path):
     write_laser(tmp_path, "kaz", ["bir", "eki"], ["one", "two"])
     with pytest.raises(ValueError, match="one row per sentence"):
-        evaluate(lambda sentences: np.ones((1, 2)), tmp_path, ["kk"])
+        evaluate(lambda sentences, lang: np.ones((1, 2)), tmp_path, ["kk"])
 
 
 @needs_tatoeba
@@ -125,7 +125,7 @@ def tfidf_encoder(corpus: list[str]):
 
     document_frequency = sum((counts(s) > 0).astype(float) for s in corpus)
     idf = np.log((1 + len(corpus)) / (1 + document_frequency)) + 1
-    return lambda sentences: np.stack([counts(s) * idf for s in sentences])
+    return lambda sentences, lang: np.stack([counts(s) * idf for s in sentences])
 
 
 @needs_tatoeba
@@ -137,7 +137,7 @@ def test_real_data_smoke():
         rows = evaluate(tfidf_encoder(xx + en), TATOEBA, [lang])
         accuracy[lang] = {r["direction"]: r["value"] for r in rows}
     rng = np.random.default_rng(0)
-    random_rows = evaluate(lambda s: rng.standard_normal((len(s), 64)), TATOEBA, ["de"])
+    random_rows = evaluate(lambda s, lang: rng.standard_normal((len(s), 64)), TATOEBA, ["de"])
     accuracy["de (random)"] = {r["direction"]: r["value"] for r in random_rows}
     print(accuracy)
     for lang in ("kk", "de"):

@@ -51,20 +51,20 @@ def _trainer(small_subwords, small_tokenizer, checkpoints: Path, **overrides) ->
 
 def test_one_step_lowers_the_loss_of_a_fixed_batch(small_subwords, small_tokenizer, tmp_path):
     trainer = _trainer(small_subwords, small_tokenizer, tmp_path)
-    trainer.model.eval()  # no dropout: the two losses differ by the update only
+    trainer.objective.eval()  # no dropout: the two losses differ by the update only
     batch = trainer.sampler.take(16)
-    before = trainer._forward_pair(batch)[0]
+    before = trainer.loss(batch)[0]
     before.backward()
     trainer.optimizer.step()
     trainer.optimizer.zero_grad()
     with torch.no_grad():
-        after = trainer._forward_pair(batch)[0]
+        after = trainer.loss(batch)[0]
     assert after < before
 
 
 def test_accumulation_splits_the_effective_batch(small_subwords, small_tokenizer, tmp_path):
     trainer = _trainer(small_subwords, small_tokenizer, tmp_path)
-    assert trainer.settings.accumulation == 2
+    assert trainer.accumulation == 2
     trainer.train_step()
     assert trainer.sampler.position == 32  # two micro-batches of 16 for one optimizer step
     with pytest.raises(ValueError, match="multiple"):

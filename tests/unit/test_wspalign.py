@@ -27,9 +27,8 @@ from xlsent.align.wspalign import (
     WSPAligner,
     decode_spans,
     question,
-    word_offsets,
 )
-from xlsent.tokenize import word_tokenizer
+from xlsent.tokenize import word_offsets, word_tokenizer
 
 
 def _pairs(rows: list[tuple[str, str]], lang: str) -> list[SentencePair]:

@@ -27,11 +27,32 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         "fetch_model": 1,
         "tokenizer": 1,
         "subwords": 2 * languages,
-        "train": 2,  # seeds 42 and 0
+        # The alignment shards hide behind the `sample` checkpoint; their manifests and the
+        # word spans of the wacse runs are planned.
+        "align_manifest": languages,
+        "word_spans": languages,
+        "train": 3 * 2 + 5,  # tr, wacse, dap × seeds 42 and 0; five 10K-step ablations
         "fetch_tatoeba": 1,
-        "eval_tatoeba": 2,
+        "eval_tatoeba": 3 * 2 + 5,
         "tables_tatoeba": 1,
     }
+
+
+def test_a_run_on_several_gpus_is_launched_by_torchrun(tmp_path):
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    config["runs"] = {"tr": {"method": "tr", "model": "xlmr", "seeds": [42], "train": {"gpus": 4}}}
+    config["tables"]["ablation"]["runs"] = []
+    configfile = write_config(tmp_path / "config.yaml", config)
+    out = snakemake(
+        tmp_path,
+        "results/models/tr/seed42",
+        "--dry-run",
+        "--printshellcmds",
+        "--configfile",
+        str(configfile),
+    ).stdout
+    assert "torchrun --standalone --nproc_per_node=4 -m xlsent.cli train" in out
+    assert "gpu=4" in out
 
 
 def manifest_langs() -> list[str]:

@@ -16,15 +16,37 @@ pytestmark = pytest.mark.workflow
 DEMO_LANGS = languages.resolve(demo_config()["languages"])
 
 
+RUNS = list(demo_config()["runs"])
+
+
 def test_demo_writes_the_tatoeba_table(demo_run):
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
-    assert summary["run"].to_list() == ["tr"]
+    assert summary["run"].to_list() == RUNS == ["tr", "wacse", "dap", "tr-awp", "tr-wtr"]
     for group in ("low4", "low5", "low8", "all"):
-        assert 0 < summary[group][0] <= 100
+        assert all(0 < value <= 100 for value in summary[group])
     per_language = pl.read_csv(demo_run / "results/tables/tatoeba_langs.csv")
     assert sorted(per_language.columns[1:]) == sorted(DEMO_LANGS)
     markdown = (demo_run / "results/tables/tatoeba.md").read_text()
-    assert "| tr |" in markdown
+    assert all(f"| {run} |" in markdown for run in RUNS)
+
+
+def test_demo_writes_the_ablation_table(demo_run):
+    ablation = pl.read_csv(demo_run / "results/tables/ablation.csv")
+    assert ablation["run"].to_list() == ["tr", "tr-awp", "tr-wtr", "wacse"]
+    assert sorted(ablation.columns[3:]) == sorted(languages.resolve("low8"))
+    summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
+    low8 = dict(zip(summary["run"], summary["low8"], strict=True))
+    assert ablation["low8"].to_list() == [low8[run] for run in ablation["run"]]
+
+
+def test_word_level_runs_log_their_losses(demo_run):
+    expected = {"wacse": {"tr", "awp", "wtr"}, "dap": {"tr", "rtl"}, "tr-awp": {"tr", "awp"}}
+    for run, parts in expected.items():
+        log = (demo_run / f"results/models/{run}/seed42/train_log.jsonl").read_text()
+        entry = json.loads(log.splitlines()[0])
+        assert {key.removeprefix("loss_") for key in entry if key.startswith("loss_")} == parts
+    stats = json.loads((demo_run / "results/wordspans/tiny/eflomal/kk.json").read_text())
+    assert stats["links"] > stats["links_dropped"] >= 0
 
 
 def test_demo_records_every_stage(demo_run):
@@ -40,7 +62,7 @@ def test_demo_records_every_stage(demo_run):
     model = results / "models/tr/seed42"
     assert AutoModel.from_pretrained(model).config.num_hidden_layers == 2
     log = [json.loads(line) for line in (model / "train_log.jsonl").read_text().splitlines()]
-    assert log[-1]["step"] == 1500
+    assert log[-1]["step"] == demo_config()["train"]["max_steps"]
     evaluation = pl.read_parquet(results / "eval/tatoeba/tr/seed42.parquet")
     assert set(evaluation["direction"]) == {"xx2en", "en2xx", "mean"}
     assert evaluation.height == 3 * len(DEMO_LANGS)
@@ -60,7 +82,7 @@ def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_pa
     config.setdefault("evaluate", {})["batch_size"] = 64
     changed = write_config(workdir / "changed.yaml", config)
     jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
-    assert jobs == {"eval_tatoeba": 1, "tables_tatoeba": 1}
+    assert jobs == {"eval_tatoeba": len(RUNS), "tables_tatoeba": 1}
 
 
 def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
@@ -70,11 +92,14 @@ def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
     changed = write_config(workdir / "changed.yaml", config)
     jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
     n = len(DEMO_LANGS)
+    # The alignment shards wait for the new sample (a checkpoint); what follows them is planned.
     assert jobs == {
         "sample": n,
         "tokenizer": 1,
         "subwords": 2 * n,
-        "train": 1,
-        "eval_tatoeba": 1,
+        "align_manifest": n,
+        "word_spans": n,
+        "train": len(RUNS),
+        "eval_tatoeba": len(RUNS),
         "tables_tatoeba": 1,
     }

@@ -36,6 +36,8 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
         "max_pairs": 3000,
         "dev_pairs": 200,
     }
+    # TR and WACSE: the word-level objectives on eflomal links of the real corpus.
+    config["runs"] = {run: config["runs"][run] for run in ("tr", "wacse")}
     config["train"].update(max_steps=150, eval_every=50, checkpoint_every=50)
     config["evaluate"] = {"tatoeba": {"dir": str(SHARED / "tatoeba" / "v1")}}
     config["tables"] = {"groups": ["low4"]}
@@ -53,10 +55,21 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
     # sw has only 36 pairs: reported, trained on, evaluated, not a crash.
     assert json.loads((results / "corpus/sw/sample_stats.json").read_text())["train"] < 36
 
-    evaluation = pl.read_parquet(results / "eval/tatoeba/tr/seed42.parquet")
-    sizes = dict(evaluation.filter(pl.col("direction") == "mean").select("lang", "n").iter_rows())
-    # The real test set sizes, read through the explicit 3-letter mapping (sw -> swh).
-    assert sizes == {"de": 1000, "kk": 575, "te": 234, "sw": 390}
+    for run in ("tr", "wacse"):
+        evaluation = pl.read_parquet(results / f"eval/tatoeba/{run}/seed42.parquet")
+        means = evaluation.filter(pl.col("direction") == "mean")
+        # The real test set sizes, read through the explicit 3-letter mapping (sw -> swh).
+        assert dict(means.select("lang", "n").iter_rows()) == {
+            "de": 1000,
+            "kk": 575,
+            "te": 234,
+            "sw": 390,
+        }
+    spans = json.loads((results / "wordspans/tiny/eflomal/kk.json").read_text())
+    assert (
+        spans["pairs"] == json.loads((results / "corpus/kk/sample_stats.json").read_text())["train"]
+    )
+    assert spans["links"] > spans["pairs"]  # interface strings: several links per pair
     per_language = pl.read_csv(results / "tables/tatoeba_langs.csv")
     assert set(per_language.columns) == {"run", *LANGS}
     # low4 needs jv and ka too: left blank, and the markdown says why.

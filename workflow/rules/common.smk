@@ -172,17 +172,34 @@ def align_settings(wildcards):
 # -- train -----------------------------------------------------------------------------
 
 
+SUBWORDS = "results/subwords/{model}/{lang}/{split}.parquet"
+WORD_SPANS = "results/wordspans/{model}/{aligner}/{lang}.parquet"
+
+
+def train_pattern(run):
+    """What a run trains on per language: subwords, or word spans + links (wacse)."""
+    if config["runs"][run]["method"] == "wacse":
+        return WORD_SPANS.replace("{aligner}", ALIGN["method"])
+    return SUBWORDS.replace("{split}", "train")
+
+
 def train_inputs(wildcards):
     model = model_of(wildcards.run)
-    pattern = "results/subwords/{model}/{lang}/{split}.parquet"
     inputs = {
         "tokenizer": f"results/tokenizers/{model}",
-        "train": expand(pattern, model=model, lang=LANGS, split="train"),
-        "dev": expand(pattern, model=model, lang=LANGS, split="dev"),
+        "train": expand(train_pattern(wildcards.run), model=model, lang=LANGS),
+        "dev": expand(SUBWORDS, model=model, lang=LANGS, split="dev"),
     }
     if model_spec(model)["init"] == "pretrained":
         inputs["pretrained"] = f"results/pretrained/{model}"
     return inputs
+
+
+def train_launcher(gpus):
+    """`xlsent`, or torchrun with one process per GPU of the job (data parallel, one node)."""
+    if gpus > 1:
+        return f"torchrun --standalone --nproc_per_node={gpus} -m xlsent.cli"
+    return "xlsent"
 
 
 def settings_of(wildcards):
@@ -191,10 +208,9 @@ def settings_of(wildcards):
 
 def train_args(wildcards, input):
     model = model_of(wildcards.run)
-    pattern = "results/subwords/{model}/{lang}/{split}.parquet"
     args = (
-        f"--train {lang_args(pattern, LANGS, model=model, split='train')}"
-        f" --dev {lang_args(pattern, LANGS, model=model, split='dev')}"
+        f"--train {lang_args(train_pattern(wildcards.run), LANGS, model=model)}"
+        f" --dev {lang_args(SUBWORDS, LANGS, model=model, split='dev')}"
     )
     if "pretrained" in input.keys():
         args += f" --pretrained {input.pretrained}"

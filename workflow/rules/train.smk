@@ -2,6 +2,31 @@
 # killed or preempted job resumes from the last one.
 
 
+rule word_spans:
+    # The word-level batches of WACSE, prepared once per language: subword span of every word
+    # and the alignment links, read from the align stage's shards through their manifest.
+    input:
+        corpus="results/corpus/{lang}/train.parquet",
+        manifest="results/align/{aligner}/{lang}/_SUCCESS",
+        tokenizer="results/tokenizers/{model}",
+    output:
+        spans="results/wordspans/{model}/{aligner}/{lang}.parquet",
+        stats="results/wordspans/{model}/{aligner}/{lang}.json",
+    log:
+        "logs/word_spans/{model}/{aligner}/{lang}.log",
+    benchmark:
+        "results/benchmarks/word_spans/{model}/{aligner}/{lang}.tsv"
+    conda:
+        "../../envs/gpu.yaml"
+    resources:
+        mem_mb=lambda w, attempt: 8000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
+    shell:
+        "xlsent word-spans --corpus {input.corpus} --manifest {input.manifest}"
+        " --tokenizer {input.tokenizer} --out {output.spans} --stats {output.stats}"
+        " 2> {log}"
+
+
 rule train:
     input:
         unpack(train_inputs),
@@ -23,7 +48,8 @@ rule train:
         model=lambda w: as_json(model_spec(model_of(w.run))),
         args=train_args,
         checkpoints="results/checkpoints/{run}/seed{seed}",
+        launcher=lambda w: train_launcher(settings_of(w)["gpus"]),
     shell:
-        "xlsent train --settings {params.settings:q} --model {params.model:q}"
+        "{params.launcher} train --settings {params.settings:q} --model {params.model:q}"
         " --tokenizer {input.tokenizer} {params.args} --checkpoints {params.checkpoints}"
         " --threads {threads} --out {output} 2> {log}"

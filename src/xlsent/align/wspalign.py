@@ -38,6 +38,7 @@ import torch
 from torch import nn
 
 from xlsent.align.links import COMBINATIONS, PairAlignment, ScoredLinks, SentencePair, combine
+from xlsent.tokenize import word_offsets
 
 MARKER = " ¶ "
 PRECISIONS = ("bf16", "fp32")
@@ -84,24 +85,6 @@ class WSPAlignConfig:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, not {getattr(self, name)}")
-
-
-def word_offsets(text: str, words: list[str]) -> list[tuple[int, int]] | None:
-    """Character offsets [start, end) of `words` in `text`, found in order.
-
-    The tokenize stage's words are substrings of the sentence in order, so each is searched
-    from the end of the previous one (a repeated word gets its own occurrence). None if a word
-    cannot be found, which happens only when a tokenizer rewrote the text.
-    """
-    offsets = []
-    cursor = 0
-    for word in words:
-        start = text.find(word, cursor)
-        if start < 0:
-            return None
-        cursor = start + len(word)
-        offsets.append((start, cursor))
-    return offsets
 
 
 def question(text: str, offsets: tuple[int, int]) -> str:

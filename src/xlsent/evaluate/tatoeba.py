@@ -73,8 +73,13 @@ def read_pairs(directory: Path, lang: str) -> tuple[list[str], list[str]]:
     return xx, en
 
 
-def _embed(encode: Callable[[list[str]], np.ndarray], sentences: list[str]) -> np.ndarray:
-    vectors = np.asarray(encode(sentences))
+# An encoder maps sentences of one language (ISO 639-1 code) to one vector per sentence; the
+# language matters only to encoders with language embeddings.
+Encoder = Callable[[list[str], str], np.ndarray]
+
+
+def _embed(encode: Encoder, sentences: list[str], lang: str) -> np.ndarray:
+    vectors = np.asarray(encode(sentences, lang))
     if vectors.ndim != 2 or len(vectors) != len(sentences):
         raise ValueError(
             f"the encoder returned shape {vectors.shape} for {len(sentences)} sentences; "
@@ -83,9 +88,7 @@ def _embed(encode: Callable[[list[str]], np.ndarray], sentences: list[str]) -> n
     return vectors
 
 
-def evaluate(
-    encode: Callable[[list[str]], np.ndarray], directory: Path, langs: list[str]
-) -> list[dict]:
+def evaluate(encode: Encoder, directory: Path, langs: list[str]) -> list[dict]:
     """Top-1 retrieval accuracy (%) per language: rows for `xx2en`, `en2xx` and their `mean`.
 
     Each row is `{"lang", "direction", "metric": "accuracy", "value", "n"}` with `n` the
@@ -96,7 +99,7 @@ def evaluate(
     pairs = {lang: read_pairs(directory, lang) for lang in langs}
     rows = []
     for lang, (xx, en) in pairs.items():
-        xx_vectors, en_vectors = _embed(encode, xx), _embed(encode, en)
+        xx_vectors, en_vectors = _embed(encode, xx, lang), _embed(encode, en, "en")
         accuracy = {
             "xx2en": 100 * p_at_1(xx_vectors, en_vectors),
             "en2xx": 100 * p_at_1(en_vectors, xx_vectors),

@@ -4,6 +4,12 @@ Sentence vectors are `cls_before_pooler`: the last hidden state of the first tok
 BERT/XLM-R's dense+tanh pooler, in training and in evaluation. A trained run is saved so that
 `transformers.AutoModel` and `sentence_transformers.SentenceTransformer` (a CLS pooling
 module) both load it and give the same vectors.
+
+Language embeddings (WACSE §6.1) live in the transformer's token-type embeddings: the
+embedding layer already sums word + position + token-type rows, so a language id passed as
+`token_type_ids` is exactly "token + position + language embedding", and the saved model
+stays a plain Hugging Face checkpoint. The language of each id is recorded in the config
+(`xlsent_languages`, English first, so that a caller who passes no ids encodes as English).
 """
 
 from __future__ import annotations
@@ -76,11 +82,43 @@ def build(
     return XLMRobertaModel(config)
 
 
+def add_language_embeddings(model: nn.Module, langs: list[str], seed: int = 0) -> None:
+    """Give `model` one randomly initialised language embedding per code of `langs`.
+
+    The pretrained token-type row (XLM-R has a single one, added to every token) is kept and
+    each language adds its own N(0, initializer_range) vector on top of it, so the new layer
+    starts as "what the encoder saw" plus a random language embedding.
+    """
+    langs = ["en", *sorted(set(langs) - {"en"})]
+    config = model.config
+    old = model.embeddings.token_type_embeddings
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.randn(len(langs), old.embedding_dim, generator=generator)
+    new = nn.Embedding(len(langs), old.embedding_dim).to(old.weight.device)
+    with torch.no_grad():
+        new.weight.copy_(old.weight[0] + noise.to(old.weight) * config.initializer_range)
+    model.embeddings.token_type_embeddings = new
+    # The default token types (all zeros) are a buffer sized by the position table: English.
+    config.type_vocab_size = len(langs)
+    config.xlsent_languages = langs
+
+
+def language_ids(model: nn.Module) -> dict[str, int] | None:
+    """{code: token type id} of a model with language embeddings, else None."""
+    langs = getattr(model.config, "xlsent_languages", None)
+    return {lang: i for i, lang in enumerate(langs)} if langs else None
+
+
 def cls_vectors(
-    model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    token_type_ids: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The `cls_before_pooler` sentence vectors of a padded batch."""
-    return model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state[:, 0]
+    return model(
+        input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+    ).last_hidden_state[:, 0]
 
 
 def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length: int) -> None:
@@ -111,6 +149,7 @@ class TextEncoder:
         from transformers import AutoTokenizer
 
         self.model = model.to(device).eval()
+        self.languages = language_ids(model)
         self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
         self.max_length = max_length
         self.batch_size = batch_size
@@ -125,7 +164,17 @@ class TextEncoder:
         return cls(AutoModel.from_pretrained(model_dir), model_dir, max_length, batch_size, device)
 
     @torch.inference_mode()
-    def __call__(self, texts: list[str]) -> np.ndarray:
+    def __call__(self, texts: list[str], lang: str | None = None) -> np.ndarray:
+        """CLS vectors of `texts`; `lang` picks the language embedding of a model that has
+        them (and is required there)."""
+        type_id = None
+        if self.languages is not None:
+            if lang not in self.languages:
+                raise ValueError(
+                    f"this encoder has language embeddings for {sorted(self.languages)}; "
+                    f"pass lang= one of them, not {lang!r}"
+                )
+            type_id = self.languages[lang]
         out = []
         for start in range(0, len(texts), self.batch_size):
             batch = self.tokenizer(
@@ -135,10 +184,13 @@ class TextEncoder:
                 max_length=self.max_length,
                 return_tensors="pt",
             ).to(self.device)
+            types = None if type_id is None else torch.full_like(batch["input_ids"], type_id)
             with torch.autocast(
                 "cuda", dtype=torch.bfloat16, enabled=self.device.startswith("cuda")
             ):
-                vectors = cls_vectors(self.model, batch["input_ids"], batch["attention_mask"])
+                vectors = cls_vectors(
+                    self.model, batch["input_ids"], batch["attention_mask"], types
+                )
             out.append(vectors.float().cpu().numpy())
         return (
             np.concatenate(out) if out else np.zeros((0, self.model.config.hidden_size), np.float32)

@@ -5,6 +5,10 @@ Pairs of all languages share one pool, so a batch mixes languages in proportion 
 data (its in-batch negatives come from several languages). Ids are truncated once at load
 time to the run's length limit; padding happens per micro-batch, to the longest sequence in
 it rather than to the limit.
+
+The word-level objectives (WACSE) read the tokenize stage's word spans instead: the same ids
+plus, per pair, each word's subword span and the alignment links. Truncation drops the words
+it cuts (and their links) once, at load time; a micro-batch then only slices arrays.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import torch
 
 @dataclass(frozen=True)
 class Ragged:
-    """Variable-length int32 sequences: row i is values[offsets[i]:offsets[i+1]]."""
+    """Variable-length sequences: row i is values[offsets[i]:offsets[i+1]] (values may have
+    trailing dimensions, e.g. the (x, y) word indices of links)."""
 
     values: np.ndarray
     offsets: np.ndarray
@@ -51,10 +56,10 @@ class Pairs:
         return len(self.lang)
 
 
-def _ragged(column, limit: int) -> Ragged:
-    """A list<int32> Arrow column truncated to `limit` ids per row."""
+def _ragged(column, limit: int | None = None) -> Ragged:
+    """A list<int> Arrow column (truncated to `limit` values per row) as int32 arrays."""
     column = column.combine_chunks()
-    sliced = pc.list_slice(column, 0, limit)
+    sliced = column if limit is None else pc.list_slice(column, 0, limit)
     sizes = pc.list_value_length(sliced).to_numpy(zero_copy_only=False).astype(np.int64)
     values = pc.list_flatten(sliced).to_numpy(zero_copy_only=False).astype(np.int32)
     return Ragged(values, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
@@ -76,19 +81,89 @@ def load_pairs(
     return Pairs(Ragged.concat(xx), Ragged.concat(en), np.concatenate(lang), langs)
 
 
+@dataclass(frozen=True)
+class WordAligned:
+    """Per pair of a `Pairs` pool (same order): each word's subword span on both sides and
+    the (x word, y word) alignment links. A word truncated away or without a subword of its
+    own has an empty span (start == end) and no links."""
+
+    xx_starts: Ragged
+    xx_ends: Ragged
+    en_starts: Ragged
+    en_ends: Ragged
+    links: Ragged  # values: L×2 int32 (xx word, en word)
+
+
+def load_word_aligned(
+    paths: dict[str, Path], max_length: int
+) -> tuple[Pairs, WordAligned, dict[str, dict[str, int]]]:
+    """Read the word-span files of each language (`xlsent.tokenize.word_spans`): the pairs,
+    their words and links, and per language the links kept and dropped by truncation."""
+    limit = max_length - 2
+    xx, en, lang, spans, links, stats = [], [], [], {}, [], {}
+    langs = tuple(sorted(paths))
+    for index, code in enumerate(langs):
+        table = pq.read_table(paths[code])
+        xx.append(_ragged(table.column("xx_ids"), limit))
+        en.append(_ragged(table.column("en_ids"), limit))
+        lang.append(np.full(table.num_rows, index, dtype=np.int16))
+        for side in ("xx", "en"):
+            starts = _ragged(table.column(f"{side}_starts"))
+            ends = _ragged(table.column(f"{side}_ends"))
+            cut = ends.values > limit
+            starts.values[cut] = ends.values[cut] = 0
+            spans.setdefault(side, []).append((starts, ends))
+        kept, dropped = _links(table.column("links"), spans["xx"][-1], spans["en"][-1])
+        links.append(kept)
+        stats[code] = {"links": len(kept.values), "links_truncated": dropped}
+    words = {
+        f"{side}_{part}": Ragged.concat([pair[i] for pair in spans[side]])
+        for side in ("xx", "en")
+        for i, part in enumerate(("starts", "ends"))
+    }
+    pairs = Pairs(Ragged.concat(xx), Ragged.concat(en), np.concatenate(lang), langs)
+    return pairs, WordAligned(**words, links=Ragged.concat(links)), stats
+
+
+def _links(column, xx: tuple[Ragged, Ragged], en: tuple[Ragged, Ragged]) -> tuple[Ragged, int]:
+    """The links of every pair whose two words kept a span, and how many were dropped."""
+    column = column.combine_chunks()
+    counts = pc.list_value_length(column).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = pc.list_flatten(column)
+    x = flat.field("xx").to_numpy(zero_copy_only=False).astype(np.int64)
+    y = flat.field("en").to_numpy(zero_copy_only=False).astype(np.int64)
+    pair = np.repeat(np.arange(len(counts)), counts)
+    gx, gy = xx[0].offsets[pair] + x, en[0].offsets[pair] + y  # word indices in the pools
+    keep = (xx[1].values[gx] > xx[0].values[gx]) & (en[1].values[gy] > en[0].values[gy])
+    sizes = np.bincount(pair[keep], minlength=len(counts))
+    values = np.stack([x[keep], y[keep]], axis=1).astype(np.int32)
+    return Ragged(values, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)), int(
+        (~keep).sum()
+    )
+
+
 def collate(
     rows: list[np.ndarray], cls_id: int, sep_id: int, pad_id: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`<s> ids </s>` per row, right-padded to the longest row: (input_ids, attention_mask)."""
-    width = max(len(r) for r in rows) + 2
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        ids[i, 0] = cls_id
-        ids[i, 1 : len(r) + 1] = torch.from_numpy(r.astype(np.int64))
-        ids[i, len(r) + 1] = sep_id
-        mask[i, : len(r) + 2] = 1
-    return ids, mask
+    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    width = int(lengths.max()) + 2
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    ids[:, 0] = cls_id
+    ids[_row_of_each(lengths), _within(lengths) + 1] = np.concatenate(rows)
+    ids[np.arange(len(rows)), lengths + 1] = sep_id
+    mask = (np.arange(width)[None, :] < lengths[:, None] + 2).astype(np.int64)
+    return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+def _row_of_each(lengths: np.ndarray) -> np.ndarray:
+    """For ragged rows of `lengths`, the row of every element: 0 0 0 1 1 2 …"""
+    return np.repeat(np.arange(len(lengths)), lengths)
+
+
+def _within(lengths: np.ndarray) -> np.ndarray:
+    """For ragged rows of `lengths`, every element's index inside its row: 0 1 2 0 1 0 …"""
+    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 class EpochSampler:
@@ -112,3 +187,22 @@ class EpochSampler:
 
     def state(self) -> dict:
         return {"epoch": self.epoch, "position": self.position}
+
+
+def word_pooling(
+    starts: list[np.ndarray], ends: list[np.ndarray], width: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Averaging weights (S×W×width) that turn a collated batch's token states (CLS at
+    position 0) into word vectors, and which words have any subword (S×W)."""
+    words = np.fromiter((len(s) for s in starts), dtype=np.int64, count=len(starts))
+    first, last = np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64)
+    sentence, word = _row_of_each(words), _within(words)
+    lengths = np.maximum(last - first, 0)
+    pool = np.zeros((len(starts), max(int(words.max()), 1), width), dtype=np.float32)
+    valid = np.zeros(pool.shape[:2], dtype=bool)
+    valid[sentence, word] = lengths > 0
+    # Every subword of every word: its sentence, word, token position (+1 for the CLS).
+    token_word = _row_of_each(lengths)
+    positions = first[token_word] + _within(lengths) + 1
+    pool[sentence[token_word], word[token_word], positions] = 1.0 / lengths[token_word]
+    return torch.from_numpy(pool), torch.from_numpy(valid)

@@ -1,8 +1,9 @@
 """The dual-encoder training loop: shared weights, gradient accumulation, dev selection, resume.
 
-One optimisation step consumes `batch_size` pairs as `batch_size / micro_batch_size`
-micro-batches; the in-batch negatives of the ranking loss are those of a micro-batch (what
-fits on a device at once). Every `eval_every` steps the dev P@1 (similarity search of each
+One optimisation step consumes `batch_size` pairs as `batch_size / (micro_batch_size ×
+processes)` micro-batches per process; the in-batch negatives of the ranking loss are those of
+a (global) micro-batch. What is optimised is the run's method (`xlsent.train.objectives`).
+Every `eval_every` steps the dev P@1 (similarity search of each
 language's dev pairs, foreign → English) picks the best checkpoint; every
 `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
 a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
@@ -11,12 +12,14 @@ position and random state.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import logging
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +29,10 @@ from torch import nn
 
 from xlsent.evaluate.search import p_at_1
 from xlsent.io import atomic_path, write_json
-from xlsent.losses.tr import translation_ranking_loss
 from xlsent.models import encoder
-from xlsent.train.data import EpochSampler, collate, load_pairs
+from xlsent.train import distributed
+from xlsent.train.data import EpochSampler, collate, load_pairs, load_word_aligned
+from xlsent.train.objectives import Batch, Objectives, Tokens
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +57,17 @@ class TrainSettings:
     dev_max_pairs: int = 1000
     device: str = "auto"
     precision: str = "bf16"
+    pooler: str = "cls"
+    length_groups: int = 1
+    language_embeddings: bool = False
+    wacse_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    awp_samples: int = 1
+    wtr_temperature: float = 0.05
+    rtl_weight: float = 0.1
+    rtl_layers: int = 2
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "wacse_weights", tuple(self.wacse_weights))  # JSON gives lists
         if self.batch_size % self.micro_batch_size:
             raise ValueError(
                 f"train.batch_size ({self.batch_size}) must be a multiple of "
@@ -63,6 +76,7 @@ class TrainSettings:
 
     @property
     def accumulation(self) -> int:
+        """Micro-batches per optimizer step in a single process."""
         return self.batch_size // self.micro_batch_size
 
 
@@ -93,21 +107,57 @@ class Trainer:
         dev_paths: dict[str, Path],
         checkpoint_dir: Path,
     ):
+        """`train_paths`: per language, the subword files, or for `wacse` the word-span files
+        (`xlsent.tokenize.word_spans`); `dev_paths`: the dev subword files."""
         from transformers import AutoTokenizer
 
         self.settings = settings
         self.model_spec = model_spec
         self.checkpoint_dir = Path(checkpoint_dir)
-        self.device = _device(settings.device)
+        requested = _device(settings.device)
+        self.world = distributed.init(requested.type)
+        self.device = (
+            torch.device("cuda", self.world.local_rank)
+            if requested.type == "cuda" and self.world.size > 1
+            else requested
+        )
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
+        per_step = settings.micro_batch_size * self.world.size
+        if settings.batch_size % per_step:
+            raise ValueError(
+                f"train.batch_size ({settings.batch_size}) must be a multiple of "
+                f"train.micro_batch_size × GPUs ({settings.micro_batch_size} × "
+                f"{self.world.size})"
+            )
+        self.accumulation = settings.batch_size // per_step
         torch.manual_seed(settings.seed)
         tokenizer = AutoTokenizer.from_pretrained(model_spec.tokenizer_dir)
-        self.special = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
-        self.train_data = load_pairs(train_paths, settings.max_length)
-        if len(self.train_data) < settings.micro_batch_size:
+        tokens = Tokens(
+            tokenizer.cls_token_id,
+            tokenizer.sep_token_id,
+            tokenizer.pad_token_id,
+            tokenizer.mask_token_id,
+        )
+        self.special = (tokens.cls, tokens.sep, tokens.pad)
+        self.words = None
+        if settings.method == "wacse":
+            self.train_data, self.words, link_stats = load_word_aligned(
+                train_paths, settings.max_length
+            )
+            for lang, counts in link_stats.items():
+                log.info(
+                    "%s: %d links, %d dropped by truncation to %d tokens",
+                    lang,
+                    counts["links"],
+                    counts["links_truncated"],
+                    settings.max_length,
+                )
+        else:
+            self.train_data = load_pairs(train_paths, settings.max_length)
+        if len(self.train_data) < per_step:
             raise ValueError(
-                f"the training set has {len(self.train_data)} pairs, fewer than "
-                f"train.micro_batch_size={settings.micro_batch_size}: lower it"
+                f"the training set has {len(self.train_data)} pairs, fewer than one micro-batch "
+                f"({per_step} pairs): lower train.micro_batch_size"
             )
         self.dev_data = {
             lang: load_pairs({lang: path}, settings.max_length, settings.dev_max_pairs)
@@ -119,7 +169,28 @@ class Trainer:
             model_spec.pretrained_dir,
             settings.max_length,
             model_spec.shape,
+        )
+        if settings.language_embeddings:
+            encoder.add_language_embeddings(self.model, list(train_paths), settings.seed)
+        self.languages = encoder.language_ids(self.model)
+        self.objective = Objectives(
+            self.model,
+            settings,
+            tokens,
+            self.languages,
+            str(model_spec.pretrained_dir) if model_spec.pretrained_dir else None,
+            distributed.gather if self.world.size > 1 else None,
         ).to(self.device)
+        self.forward = self.objective
+        if self.world.size > 1:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self.forward = DistributedDataParallel(
+                self.objective,
+                device_ids=[self.device.index] if self.device.type == "cuda" else None,
+                # AWP's head sits idle in a micro-batch without an aligned word.
+                find_unused_parameters=self.objective.mlm is not None,
+            )
         self.optimizer = torch.optim.AdamW(
             self._parameter_groups(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8
         )
@@ -130,13 +201,17 @@ class Trainer:
         self.history: list[dict] = []
         self.fingerprint = self._fingerprint(train_paths, dev_paths)
         self._stop = False
+        self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
 
     # -- setup -------------------------------------------------------------------------------
     def _parameter_groups(self) -> list[dict]:
         # The usual BERT recipe: no weight decay on biases and LayerNorm weights.
         decay, no_decay = [], []
-        for name, param in self.model.named_parameters():
-            (no_decay if param.ndim < 2 or "LayerNorm" in name else decay).append(param)
+        for name, param in self.objective.named_parameters():
+            if not param.requires_grad:
+                continue
+            norm = "layernorm" in name.lower() or "layer_norm" in name
+            (no_decay if param.ndim < 2 or norm else decay).append(param)
         return [
             {"params": decay, "weight_decay": self.settings.weight_decay},
             {"params": no_decay, "weight_decay": 0.0},
@@ -156,7 +231,12 @@ class Trainer:
             for p in [*train_paths.values(), *dev_paths.values()]
         }
         blob = json.dumps(
-            [dataclasses.asdict(self.settings), dataclasses.asdict(self.model_spec), files],
+            [
+                dataclasses.asdict(self.settings),
+                dataclasses.asdict(self.model_spec),
+                files,
+                self.world.size,
+            ],
             sort_keys=True,
             default=str,
         )
@@ -172,23 +252,30 @@ class Trainer:
         return self.checkpoint_dir / "best.pt"
 
     def save_checkpoint(self) -> None:
-        state = {
-            "fingerprint": self.fingerprint,
-            "step": self.step,
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "sampler": self.sampler.state(),
-            "best": self.best,
-            "history": self.history,
-            "rng": {
+        """Save the full state (the main process writes; every process's random state)."""
+        rng = distributed.gather_objects(
+            {
                 "torch": torch.get_rng_state(),
                 "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
             },
-        }
-        with atomic_path(self._last) as tmp:
-            torch.save(state, tmp)
-        log.info("checkpoint at step %d: %s", self.step, self._last)
+            self.world,
+        )
+        if self.world.main:
+            state = {
+                "fingerprint": self.fingerprint,
+                "step": self.step,
+                "model": self.objective.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(),
+                "sampler": self.sampler.state(),
+                "best": self.best,
+                "history": self.history,
+                "rng": rng,
+            }
+            with atomic_path(self._last) as tmp:
+                torch.save(state, tmp)
+            log.info("checkpoint at step %d: %s", self.step, self._last)
+        distributed.barrier(self.world)
 
     def resume(self) -> bool:
         """Continue from the last checkpoint if it belongs to this exact run."""
@@ -197,80 +284,120 @@ class Trainer:
         state = torch.load(self._last, map_location=self.device, weights_only=False)
         if state["fingerprint"] != self.fingerprint:
             log.warning("%s was written for other settings or inputs; starting afresh", self._last)
-            self._last.unlink()
-            self._best_weights.unlink(missing_ok=True)
+            distributed.barrier(self.world)  # every process has read it before it goes
+            if self.world.main:
+                self._last.unlink()
+                self._best_weights.unlink(missing_ok=True)
             return False
         self.step = state["step"]
-        self.model.load_state_dict(state["model"])
+        self.objective.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.sampler = EpochSampler(len(self.train_data), self.settings.seed, **state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
-        if self._best_weights.exists():
+        if self.world.main and self._best_weights.exists():
             saved_at = torch.load(self._best_weights, map_location="cpu")["step"]
             if saved_at != self.best["step"]:
                 # Written after this checkpoint by the run that was killed: a future the
                 # resumed run replays (and, on a non-deterministic GPU, may not repeat).
                 self._best_weights.unlink()
-        torch.set_rng_state(state["rng"]["torch"].cpu())
-        if state["rng"]["cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["rng"]["cuda"])
+        rng = state["rng"][self.world.rank]
+        torch.set_rng_state(rng["torch"].cpu())
+        if rng["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(rng["cuda"])
         log.info("resumed from %s at step %d", self._last, self.step)
         return True
 
     # -- training ------------------------------------------------------------------------------
-    def _forward_pair(self, index: np.ndarray) -> tuple[torch.Tensor, int]:
-        """TR loss of one micro-batch and its number of real (non-pad) tokens."""
-        data = self.train_data
-        rows = data.xx.rows(index) + data.en.rows(index)
-        # Both sides in one forward pass: one kernel launch sequence for 2·B sentences.
-        ids, mask = collate(rows, *self.special)
-        ids, mask = ids.to(self.device), mask.to(self.device)
+    def batch(self, index: np.ndarray, micro: int = 0) -> Batch:
+        """The tensors of the pairs `index` (this process's share of micro-batch `micro` of
+        the current step), on the CPU (pinned for a fast copy to a GPU)."""
+        # AWP's word draws depend on where they happen, not on what ran before: a resumed
+        # run draws the same words, and batches can be built ahead in another thread.
+        rng = np.random.default_rng([self.settings.seed, self.step, micro, self.world.rank])
+        batch = self.objective.batch(self.train_data, index, self.words, rng)
+        return batch.pin() if self.device.type == "cuda" else batch
+
+    def loss(
+        self, index: np.ndarray, micro: int = 0, batch: Batch | None = None
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], int]:
+        """The loss of the pairs `index` (or of their prebuilt `batch`), its parts, and its
+        number of real (non-pad) tokens."""
+        batch = (batch or self.batch(index, micro)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-            vectors = encoder.cls_vectors(self.model, ids, mask)
-        xx, en = vectors.split(len(index))
-        loss = translation_ranking_loss(xx, en, self.settings.temperature, self.settings.direction)
-        return loss, int(mask.sum())
+            loss, parts = self.forward(batch)
+        return loss, parts, int(batch.mask.sum())
 
     def train_step(self) -> dict:
         s = self.settings
-        self.model.train()
-        total, tokens = 0.0, 0
-        for _ in range(s.accumulation):
-            loss, n_tokens = self._forward_pair(self.sampler.take(s.micro_batch_size))
-            (loss / s.accumulation).backward()
-            total += loss.item() / s.accumulation
+        self.objective.train()
+        total, tokens, parts_total = 0.0, 0, {}
+        share = s.micro_batch_size
+        # Every process draws the same global micro-batches and trains on its slice of each.
+        # The step's batches are built one ahead in a background thread while the device
+        # computes; the sampler has moved past the step, which is where checkpoints see it.
+        indices = [
+            self.sampler.take(share * self.world.size)[
+                self.world.rank * share : (self.world.rank + 1) * share
+            ]
+            for _ in range(self.accumulation)
+        ]
+        upcoming = self._builder.submit(self.batch, indices[0], 0)
+        for micro, index in enumerate(indices):
+            batch = upcoming.result()
+            if micro + 1 < len(indices):
+                upcoming = self._builder.submit(self.batch, indices[micro + 1], micro + 1)
+            last = micro == self.accumulation - 1
+            # DDP averages gradients once per optimizer step, after the last micro-batch.
+            alone = last or self.world.size == 1
+            with contextlib.nullcontext() if alone else self.forward.no_sync():
+                loss, parts, n_tokens = self.loss(index, micro, batch)
+                (loss / self.accumulation).backward()
+            total += loss.item() / self.accumulation
+            for name, value in parts.items():
+                parts_total[name] = parts_total.get(name, 0.0) + value.item() / self.accumulation
             tokens += n_tokens
-        grad_norm = nn.utils.clip_grad_norm_(self.model.parameters(), s.max_grad_norm)
+        grad_norm = nn.utils.clip_grad_norm_(self.objective.parameters(), s.max_grad_norm)
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step += 1
-        return {"loss": total, "grad_norm": float(grad_norm), "tokens": tokens}
+        return {
+            "loss": total,
+            "parts": parts_total,
+            "grad_norm": float(grad_norm),
+            "tokens": tokens,
+        }
 
     @torch.inference_mode()
     def evaluate(self) -> dict:
         """Dev P@1 (%) per language, foreign → English, and its mean."""
-        self.model.eval()
+        self.objective.eval()
         scores = {}
         for lang, pairs in self.dev_data.items():
             if len(pairs) == 0:
                 continue
             xx, en = (
-                self._encode(pairs.xx.rows(np.arange(len(pairs)))),
-                self._encode(pairs.en.rows(np.arange(len(pairs)))),
+                self._encode(pairs.xx.rows(np.arange(len(pairs))), lang),
+                self._encode(pairs.en.rows(np.arange(len(pairs))), "en"),
             )
             scores[lang] = round(100 * p_at_1(xx, en), 2)
         mean = round(float(np.mean(list(scores.values()))), 2) if scores else float("nan")
         return {"dev_p1": mean, "dev": scores}
 
-    def _encode(self, rows: list[np.ndarray], batch: int = 512) -> np.ndarray:
+    def _encode(self, rows: list[np.ndarray], lang: str, batch: int = 512) -> np.ndarray:
         out = []
         for start in range(0, len(rows), batch):
             ids, mask = collate(rows[start : start + batch], *self.special)
+            types = None if self.languages is None else torch.full_like(ids, self.languages[lang])
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-                vectors = encoder.cls_vectors(self.model, ids.to(self.device), mask.to(self.device))
+                vectors = encoder.cls_vectors(
+                    self.model,
+                    ids.to(self.device),
+                    mask.to(self.device),
+                    None if types is None else types.to(self.device),
+                )
             out.append(vectors.float().cpu().numpy())
         return np.concatenate(out)
 
@@ -282,29 +409,32 @@ class Trainer:
         """Train to `max_steps` (resuming if possible); return the best dev record."""
         s = self.settings
         self.resume()
+        if not self.world.main:
+            log_path = None  # one process keeps the records
         if log_path is not None:  # the live log restarts from what the checkpoint knew
             log_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history))
         previous = signal.signal(signal.SIGTERM, self._request_stop)
-        started, pairs_since, tokens_since, losses = time.perf_counter(), 0, 0, []
+        started, pairs_since, tokens_since, records = time.perf_counter(), 0, 0, []
         try:
             while self.step < s.max_steps:
                 record = self.train_step()
-                losses.append(record["loss"])
+                records.append(record)
                 pairs_since += s.batch_size
-                tokens_since += record["tokens"]
+                tokens_since += record["tokens"] * self.world.size
                 if self.step % s.log_every == 0 or self.step == s.max_steps:
                     elapsed = time.perf_counter() - started
                     entry = {
                         "step": self.step,
-                        "loss": round(float(np.mean(losses)), 5),
+                        "loss": round(float(np.mean([r["loss"] for r in records])), 5),
+                        **{f"loss_{name}": _mean(records, name) for name in record["parts"]},
                         "lr": self.scheduler.get_last_lr()[0],
                         "grad_norm": round(record["grad_norm"], 4),
                         "pairs_per_s": round(pairs_since / elapsed, 1),
                         "tokens_per_s": round(tokens_since / elapsed, 1),
                     }
                     self._log(entry, log_path)
-                    started, pairs_since, tokens_since, losses = time.perf_counter(), 0, 0, []
-                if self.step % s.eval_every == 0 or self.step == s.max_steps:
+                    started, pairs_since, tokens_since, records = time.perf_counter(), 0, 0, []
+                if self.world.main and (self.step % s.eval_every == 0 or self.step == s.max_steps):
                     result = self.evaluate()
                     improved = result["dev_p1"] > self.best["dev_p1"]
                     if improved:
@@ -312,6 +442,7 @@ class Trainer:
                         with atomic_path(self._best_weights) as tmp:
                             torch.save({"step": self.step, "model": self.model.state_dict()}, tmp)
                     self._log({"step": self.step, **result, "best": improved}, log_path)
+                self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
                     self.save_checkpoint()
                 if self._stop:
@@ -324,6 +455,8 @@ class Trainer:
         return self.best
 
     def _log(self, entry: dict, log_path: Path | None) -> None:
+        if not self.world.main:
+            return
         self.history.append(entry)
         log.info(json.dumps(entry))
         if log_path is not None:
@@ -342,3 +475,7 @@ class Trainer:
             write_json(tmp / "best.json", self.best)
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
+
+
+def _mean(records: list[dict], part: str) -> float:
+    return round(float(np.mean([r["parts"][part] for r in records])), 5)

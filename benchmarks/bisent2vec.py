@@ -1,0 +1,238 @@
+"""Bi-Sent2vec: trainer speed against fastText CBOW, and quality on real data (BLI, Tatoeba).
+
+Speed, on the l10n de-en pairs (../shared/data/l10n, spaCy word tokens), with the same
+tokens, vocabulary threshold, dim, epochs, lr, neg, t and threads for both trainers:
+- words/s/thread of our trainer and of fastText CBOW (the fasttext-wheel package, window 5,
+  no character n-grams), 1 and 2 threads. "wall" counts the whole training call (reading,
+  vocabulary, training; ours also saving); "loop" is our trainer's own count of its
+  training loop. Words are in-vocabulary tokens x epochs;
+- the per-update ratio: Bi-Sent2vec makes two updates per target word kept by subsampling
+  (monolingual + cross-lingual, each over a whole sentence), CBOW one (over a window):
+  updates/s/thread, ours counted, CBOW's expected from its vocabulary counts;
+- peak RSS of each training process (fastText's is a Python process) and the 1 -> 2 thread
+  scaling of total words/s. Each speed setting runs `--repeats` times; the fastest counts
+  (other load on the machine only ever slows a run down);
+- words per CPU-second (user + system time of all threads: ours of the training loop,
+  CBOW's of the whole `train_unsupervised` call), which other processes competing for the
+  cores do not dilute as they do wall-clock speed.
+Quality, one en-xx model per language (--langs) trained on its l10n pairs, unigrams
+("uni") and, for de, unigrams + bigrams ("uni+bi"), beside the CBOW baseline:
+- BLI en->de and de->en, P@1 (and @5, @10) by nearest neighbour and by CSLS, with the FreeDict
+  English-German dictionary (Debian's dict-freedict-eng-deu; reversed for de->en);
+- Tatoeba accuracy (the real LASER files in ../shared/data/tatoeba/v1): plain average and
+  tf-idf weighted average (idf counted on the language's l10n training sentences).
+Quality runs use `--preset small-data` by default (lr 0.2 as in the Bi-Sent2vec README, 20
+epochs: the l10n corpus has 50K pairs, the paper's runs millions); `--preset reference` uses
+the reference trainer's defaults (lr 0.05, 5 epochs) as the speed runs always do. The CBOW
+baseline of the quality runs keeps fastText's own lr (`--cbow-lr`, 0.05): CBOW does not
+divide the input gradient by the context size as Bi-Sent2vec does, so the same number is a
+step several times larger for it, and at 0.2 it diverges (BLI P@1 falls to about 4 %).
+
+    .venv/bin/python benchmarks/bisent2vec.py [--pairs 50000] [--langs de kk te]
+
+Prints tables and writes benchmarks/out/bisent2vec.json (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import sys
+import tempfile
+from itertools import islice
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from xlsent.bisent2vec.build import build
+from xlsent.bisent2vec.data import write_pairs
+from xlsent.bisent2vec.model import SentenceModel
+from xlsent.bisent2vec.trainer import STATS_FILE, Bisent2vecSettings, run_logged, train
+from xlsent.evaluate import bli, tatoeba
+from xlsent.io import read_json
+from xlsent.tables import markdown
+from xlsent.tokenize import WORDS_SCHEMA, word_tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+OUT = ROOT / "benchmarks" / "out"
+FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")
+PRESETS = {
+    "reference": {},
+    "small-data": {"lr": 0.2, "epoch": 20},
+}
+
+
+def l10n_words(lang: str, n: int, out: Path) -> Path:
+    """The first n l10n pairs of a language, word-tokenized into a words Parquet file."""
+    pair = "-".join(sorted(("en", lang)))
+    with (
+        gzip.open(SHARED / f"l10n/l10n.{pair}.en.gz", "rt") as en,
+        gzip.open(SHARED / f"l10n/l10n.{pair}.{lang}.gz", "rt") as xx,
+    ):
+        texts = [(a.rstrip("\n"), b.rstrip("\n")) for a, b in islice(zip(en, xx, strict=True), n)]
+    en_words = list(word_tokenizer("en")([a for a, _ in texts]))
+    xx_words = list(word_tokenizer(lang)([b for _, b in texts]))
+    path = out / f"{lang}.words.parquet"
+    table = {"id": list(range(len(texts))), "en_words": en_words, "xx_words": xx_words}
+    pq.write_table(pa.table(table, schema=WORDS_SCHEMA), path)
+    return path
+
+
+def cbow_in_process(words: Path, out: Path, lang: str, settings, threads: int) -> dict:
+    """fastText CBOW in its own process (so its peak memory is its own), via the CLI."""
+    cmd = [
+        *(sys.executable, "-m", "xlsent.cli", "bisent2vec-train", "--method", "fasttext-cbow"),
+        *("--lang", lang, "--words", str(words), "--out", str(out)),
+        *("--settings", json.dumps(dataclasses.asdict(settings)), "--threads", str(threads)),
+    ]
+    run_logged(cmd, "fasttext")
+    return read_json(out / STATS_FILE)
+
+
+def speed(binary: Path, words: Path, pairs: Path, work: Path, settings, repeats: int) -> list[dict]:
+    """Both trainers at 1 and 2 threads; of `repeats` runs each, the fastest counts."""
+    rows = []
+    for threads in (1, 2):
+        ours = min(
+            (
+                train(binary, pairs, work / f"speed-b2v-{threads}", "de", settings, threads=threads)
+                for _ in range(repeats)
+            ),
+            key=lambda stats: stats["wall_seconds"],
+        )
+        ours_updates = ours["updates"]["mono"] + ours["updates"]["cross"]
+        words_total = ours["tokens_per_epoch"] * settings.epoch
+        cbow = min(
+            (
+                cbow_in_process(words, work / f"speed-cbow-{threads}", "de", settings, threads)
+                for _ in range(repeats)
+            ),
+            key=lambda stats: stats["seconds"],
+        )
+        cbow_words = cbow["tokens_per_epoch"] * settings.epoch
+        rows.append(
+            {
+                "threads": threads,
+                "b2v_words_s_thread_wall": words_total / ours["wall_seconds"] / threads,
+                "b2v_words_s_thread_loop": ours["words_per_sec_per_thread"],
+                "cbow_words_s_thread_wall": cbow_words / cbow["seconds"] / threads,
+                "b2v_words_per_cpu_s": words_total / ours["cpu_seconds"],
+                "cbow_words_per_cpu_s": cbow_words / cbow["cpu_seconds"],
+                "b2v_updates_s_thread": ours_updates / ours["wall_seconds"] / threads,
+                "cbow_updates_s_thread": cbow["updates_estimated"] / cbow["seconds"] / threads,
+                "b2v_updates_per_word": ours_updates / words_total,
+                "cbow_updates_per_word": cbow["updates_estimated"] / cbow_words,
+                "b2v_peak_rss_mb": ours["peak_rss_mb"],
+                "cbow_peak_rss_mb": cbow["peak_rss_mb"],
+                "b2v_wall_s": ours["wall_seconds"],
+                "cbow_train_s": cbow["seconds"],
+            }
+        )
+    for row in rows:
+        row["words_ratio"] = row["b2v_words_s_thread_wall"] / row["cbow_words_s_thread_wall"]
+        row["per_update_ratio"] = row["b2v_updates_s_thread"] / row["cbow_updates_s_thread"]
+        row["cpu_words_ratio"] = row["b2v_words_per_cpu_s"] / row["cbow_words_per_cpu_s"]
+    one, two = rows
+    for name in ("b2v", "cbow"):
+        key = f"{name}_words_s_thread_wall"
+        two[f"{name}_scaling_1to2"] = 2 * two[key] / one[key]
+    return rows
+
+
+def quality(
+    binary: Path,
+    lang: str,
+    words: Path,
+    pairs: Path,
+    work: Path,
+    settings: Bisent2vecSettings,
+    cbow_settings: Bisent2vecSettings,
+    threads: int,
+) -> tuple[list[dict], list[dict]]:
+    models = {}
+    variants = {"uni": settings}
+    if lang == "de":
+        variants["uni+bi"] = dataclasses.replace(settings, word_ngrams=2, bucket=2_000_000)
+    for name, variant in variants.items():
+        train(binary, pairs, work / f"{lang}-{name}", lang, variant, threads=threads)
+        models[f"bisent2vec {name}"] = SentenceModel.load(work / f"{lang}-{name}")
+    cbow_in_process(words, work / f"{lang}-cbow", lang, cbow_settings, threads)
+    models["fasttext cbow"] = SentenceModel.load(work / f"{lang}-cbow")
+
+    table = pq.read_table(words, columns=["en_words", "xx_words"])
+    held = {"en": table.column("en_words").to_pylist(), lang: table.column("xx_words").to_pylist()}
+    tatoeba_rows, bli_rows = [], []
+    en_de = bli.freedict_pairs(FREEDICT) if lang == "de" and FREEDICT.is_file() else []
+    for name, model in models.items():
+        idf = {code: model.idf(sentences, code) for code, sentences in held.items()}
+        for weighting, weights in (("mean", None), ("tf-idf", idf)):
+            rows = tatoeba.evaluate(model.text_encoder(weights), SHARED / "tatoeba/v1", [lang])
+            accuracy = {r["direction"]: r["value"] for r in rows}
+            tatoeba_rows.append({"lang": lang, "model": name, "average": weighting, **accuracy})
+        if en_de:
+            for direction, (src, tgt), dictionary in (
+                ("en2de", ("en", "de"), en_de),
+                ("de2en", ("de", "en"), [(t, s) for s, t in en_de]),
+            ):
+                sw, sv = model.word_vectors(src)
+                tw, tv = model.word_vectors(tgt)
+                result = bli.evaluate(sw, sv, tw, tv, dictionary)
+                row = {"direction": direction, "model": name, "queries": result[0]["n"]}
+                row.update({f"{r['method']} {r['metric']}": r["value"] for r in result})
+                bli_rows.append(row)
+    return tatoeba_rows, bli_rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", type=int, default=50_000)
+    parser.add_argument("--langs", nargs="*", default=["de", "kk", "te"], help="none: speed only")
+    parser.add_argument("--dim", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2, help="for the quality runs")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="small-data")
+    parser.add_argument("--cbow-lr", type=float, default=0.05, help="the quality runs' CBOW lr")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--repeats", type=int, default=2, help="speed runs per setting")
+    args = parser.parse_args()
+
+    binary = build(ROOT / "build" / "bisent2vec")
+    reference = Bisent2vecSettings(dim=args.dim)
+    tuned = dataclasses.replace(reference, **PRESETS[args.preset])
+    results: dict = {"pairs": args.pairs, "reference": dataclasses.asdict(reference)}
+    cbow = dataclasses.replace(tuned, lr=args.cbow_lr)
+    results["quality_settings"] = dataclasses.asdict(tuned)
+    results["quality_cbow_settings"] = dataclasses.asdict(cbow)
+    tatoeba_rows, bli_rows = [], []
+    with tempfile.TemporaryDirectory(prefix="xlsent-bench-b2v-") as tmp:
+        work = Path(tmp)
+        for lang in dict.fromkeys(["de", *args.langs]):
+            words = l10n_words(lang, args.pairs, work)
+            pairs = work / f"{lang}.pairs.txt"
+            write_pairs([words], pairs)
+            if lang == "de" and not args.skip_speed:
+                results["speed"] = speed(binary, words, pairs, work, reference, args.repeats)
+            if lang in args.langs:
+                t_rows, b_rows = quality(
+                    binary, lang, words, pairs, work, tuned, cbow, args.threads
+                )
+                tatoeba_rows += t_rows
+                bli_rows += b_rows
+    results["tatoeba"], results["bli"] = tatoeba_rows, bli_rows
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "bisent2vec.json").write_text(json.dumps(results, indent=2) + "\n")
+
+    if "speed" in results:
+        print(markdown(pl.DataFrame(results["speed"]), digits=2, caption="Speed (de-en)"))
+    if bli_rows:
+        print(markdown(pl.DataFrame(bli_rows), caption="BLI with FreeDict (%)"))
+    if tatoeba_rows:
+        print(markdown(pl.DataFrame(tatoeba_rows), caption="Tatoeba accuracy (%)"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+// Command-line settings of `bisent2vec train`, with the reference trainer's defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace bisent2vec {
+
+struct Args {
+  std::string input;   // the training file (see dictionary.h)
+  std::string output;  // the prefix of every output file
+  std::string resume;  // a model (.bin) to continue training from, or empty
+  std::string lang[2];
+  int dim = 100;
+  double lr = 0.05;
+  int neg = 10;
+  int64_t min_count = 5;
+  int dropout_k = 2;
+  int epoch = 5;
+  int64_t bucket = 2000000;  // ignored (0 rows) when word_ngrams == 1
+  double t = 1e-4;
+  int word_ngrams = 1;
+  int64_t max_vocab_size = 0;  // 0: no limit
+  int threads = 1;
+  int lr_update_rate = 100;
+  uint64_t seed = 0;
+  int verbose = 2;  // 0: errors only, 1: + summary, 2: + progress lines
+  int64_t negative_table_size = 10000000;
+
+  // The n-gram bucket rows the input matrix gets: none without n-grams (as fastText does).
+  int64_t ngram_rows() const { return word_ngrams > 1 ? bucket : 0; }
+};
+
+// Parses `-name value` pairs (argv[first..argc)); throws InputError on an unknown flag, a
+// missing or malformed value, or an invalid setting.
+Args parse_train_args(int argc, char** argv, int first);
+void validate(const Args& args);
+std::string train_usage();
+
+}  // namespace bisent2vec

@@ -1,0 +1,368 @@
+// Unit tests of the trainer's parts, with plain checks (no test framework). Run by CTest:
+//   bisent2vec_tests SCRATCH_DIR
+// Every expected number below is worked out by hand (or by a separate calculation shown in
+// the comment), never by the code under test.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "args.h"
+#include "dictionary.h"
+#include "model.h"
+#include "model_io.h"
+#include "trainer.h"
+
+using namespace bisent2vec;
+
+namespace {
+
+int failures = 0;
+int checks = 0;
+std::string scratch = "test-files";
+
+#define CHECK(cond)                                                              \
+  do {                                                                           \
+    ++checks;                                                                    \
+    if (!(cond)) {                                                               \
+      ++failures;                                                                \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                            \
+  } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                           \
+  do {                                                                                  \
+    ++checks;                                                                           \
+    const double va = (a), vb = (b);                                                    \
+    if (!(std::fabs(va - vb) <= (tol))) {                                               \
+      ++failures;                                                                       \
+      std::fprintf(stderr, "%s:%d: %s = %.9g, expected %.9g\n", __FILE__, __LINE__, #a, va, \
+                   vb);                                                                 \
+    }                                                                                   \
+  } while (0)
+
+// Runs f, which must throw InputError whose message contains `needle`.
+void check_throws(const std::function<void()>& f, const std::string& needle, int line) {
+  ++checks;
+  try {
+    f();
+  } catch (const InputError& e) {
+    if (std::string(e.what()).find(needle) == std::string::npos) {
+      ++failures;
+      std::fprintf(stderr, "line %d: error '%s' lacks '%s'\n", line, e.what(), needle.c_str());
+    }
+    return;
+  }
+  ++failures;
+  std::fprintf(stderr, "line %d: no InputError (expected one mentioning '%s')\n", line,
+               needle.c_str());
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = scratch + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+const std::string kLangs[2] = {"en", "de"};
+
+void test_vocabulary() {
+  // en: the x4, cat x2, sat x1; de: die x2, katze x2, the x2 (a German "the", not English).
+  const std::string path = write_file("vocab.txt",
+                                      "the cat sat\tdie katze\n"
+                                      "the the\tthe  katze\n"
+                                      "the cat\tdie the\n");
+  CorpusInfo info;
+  Vocabulary v = build_vocabulary(path, kLangs, 2, 0, &info);
+  CHECK(info.lines == 3);
+  CHECK(info.tokens[0] == 7 && info.tokens[1] == 6);
+  CHECK(info.distinct[0] == 3 && info.distinct[1] == 3);
+  // Kept: count >= 2, sorted by count, then language, then text.
+  CHECK(v.size() == 5);
+  CHECK(v.word(0).text == "the" && v.word(0).lang == 0 && v.word(0).count == 4);
+  CHECK(v.word(1).text == "cat" && v.word(1).lang == 0);
+  CHECK(v.word(2).text == "die" && v.word(2).lang == 1);
+  CHECK(v.word(3).text == "katze" && v.word(3).lang == 1);
+  CHECK(v.word(4).text == "the" && v.word(4).lang == 1 && v.word(4).count == 2);
+  CHECK(v.find(0, "the") == 0 && v.find(1, "the") == 4);
+  CHECK(v.find(0, "sat") == -1 && v.find(0, "katze") == -1);
+  CHECK(v.ntokens() == 12);
+  CHECK(v.size_of(0) == 2 && v.size_of(1) == 3);
+
+  Vocabulary top = build_vocabulary(path, kLangs, 1, 3, nullptr);
+  CHECK(top.size() == 3 && top.word(0).text == "the" && top.word(1).text == "cat" &&
+        top.word(2).text == "die");
+
+  // Many words: the table grows and every word is still found under its own id.
+  Vocabulary big;
+  for (int i = 0; i < 5000; ++i) big.add(static_cast<uint8_t>(i % 2), "w" + std::to_string(i), i + 1);
+  big.prune(1, 0);
+  CHECK(big.size() == 5000);
+  CHECK(big.word(0).text == "w4999");
+  bool all_found = true;
+  for (int32_t id = 0; id < big.size(); ++id) {
+    all_found = all_found && big.find(big.word(id).lang, big.word(id).text) == id;
+  }
+  CHECK(all_found);
+}
+
+void test_input_errors() {
+  const std::string bad = write_file("bad.txt", "a b\tc d\nno tab here\ne\tf\n");
+  check_throws([&] { build_vocabulary(bad, kLangs, 1, 0, nullptr); }, bad + ":2: expected one tab",
+               __LINE__);
+  const std::string two = write_file("two.txt", "a\tb\tc\n");
+  check_throws([&] { build_vocabulary(two, kLangs, 1, 0, nullptr); }, "found 2", __LINE__);
+  check_throws([&] { build_vocabulary(scratch + "/missing.txt", kLangs, 1, 0, nullptr); },
+               "cannot open " + scratch + "/missing.txt", __LINE__);
+  const std::string rare = write_file("rare.txt", "a b\tc d\n");
+  check_throws([&] { build_vocabulary(rare, kLangs, 5, 0, nullptr); },
+               "empty vocabulary: no en word of " + rare + " occurs at least 5 times", __LINE__);
+  const std::string empty = write_file("empty.txt", "");
+  check_throws([&] { build_vocabulary(empty, kLangs, 1, 0, nullptr); }, "is empty", __LINE__);
+}
+
+void test_line_reader() {
+  const std::string path = write_file("lines.txt", "ab\r\ncd\nef");
+  std::string_view line;
+  LineReader r(path, 16);
+  CHECK(r.file_size() == 9);
+  CHECK(r.next(line) && line == "ab");  // '\r' dropped
+  CHECK(r.next(line) && line == "cd");
+  CHECK(r.next(line) && line == "ef");  // no final '\n'
+  CHECK(!r.next(line));
+  // A thread starting mid-line skips to the next line; at a line start it keeps that line.
+  r.seek(1);
+  CHECK(r.next(line) && line == "cd");
+  r.seek(4);
+  CHECK(r.next(line) && line == "cd");
+  r.seek(5);
+  CHECK(r.next(line) && line == "ef");
+  r.seek(0);
+  CHECK(r.next(line) && line == "ab");
+  // A line longer than the buffer grows it.
+  const std::string long_line(100, 'x');
+  const std::string path2 = write_file("long.txt", "a\n" + long_line + "\nb\n");
+  LineReader r2(path2, 16);
+  CHECK(r2.next(line) && line == "a");
+  CHECK(r2.next(line) && line == long_line);
+  CHECK(r2.next(line) && line == "b");
+  CHECK(!r2.next(line));
+}
+
+void test_tokens() {
+  std::vector<std::string> got;
+  for_each_token("  a  bb c ", [&](std::string_view t) { got.emplace_back(t); });
+  CHECK((got == std::vector<std::string>{"a", "bb", "c"}));
+  std::string_view sides[2];
+  CHECK(split_pair("x y\t", sides) && sides[0] == "x y" && sides[1].empty());
+  CHECK(!split_pair("x y", sides));
+}
+
+void test_keep_probability() {
+  // f = 10 / 1e6 = 1e-5, t / f = 10: sqrt(10) + 10 = 13.16227766 (always kept).
+  CHECK_NEAR(keep_probability(10, 1000000, 1e-4), 13.16227766016838, 1e-9);
+  // f = 1e-3, t / f = 0.1: sqrt(0.1) + 0.1 = 0.4162277660.
+  CHECK_NEAR(keep_probability(1000, 1000000, 1e-4), 0.416227766016838, 1e-12);
+}
+
+void test_ngram_hash() {
+  const int32_t pair[2] = {3, 5};
+  // 3 * 116049371 + 5 = 348148118.
+  CHECK(ngram_hash(pair, 2) == 348148118ULL);
+  // A trigram past 2^64: ((2e9 * M + 2000000001) * M + 7) mod 2^64, M = 116049371,
+  // = 10572327464581256674 (worked out with exact integer arithmetic).
+  const int32_t tri[3] = {2000000000, 2000000001, 7};
+  CHECK(ngram_hash(tri, 3) == 10572327464581256674ULL);
+
+  std::vector<int32_t> line = {3, 5, 9};
+  std::vector<char> dropped;
+  add_ngrams(line, 2, 1000, 100, 0, nullptr, dropped);
+  // Unigrams untouched; bigram (3, 5) -> 100 + 348148118 % 1000 = 218;
+  // (5, 9) -> 5 * M + 9 = 580246864 -> 100 + 864 = 964.
+  CHECK((line == std::vector<int32_t>{3, 5, 9, 218, 964}));
+  std::vector<int32_t> uni = {3, 5, 9};
+  add_ngrams(uni, 1, 1000, 100, 2, nullptr, dropped);
+  CHECK(uni.size() == 3);
+  std::vector<int32_t> tri_line = {3, 5, 9};
+  add_ngrams(tri_line, 3, 1000, 100, 0, nullptr, dropped);
+  // Appended per starting position: (3, 5) -> 218, then (3, 5, 9): 348148118 * M + 9 =
+  // 40402370108733787, % 1000 = 787 -> 887; then (5, 9) -> 964.
+  CHECK((tri_line == std::vector<int32_t>{3, 5, 9, 218, 887, 964}));
+}
+
+void test_dropout() {
+  std::vector<int> times_dropped(6, 0);
+  bool ok = true;
+  for (uint64_t seed = 0; seed < 600; ++seed) {
+    Rng rng(seed);
+    std::vector<int32_t> line = {10, 11, 12, 13, 14, 15};
+    std::vector<char> dropped;
+    add_ngrams(line, 2, 1000003, 0, 2, &rng, dropped);
+    int n = 0;
+    std::set<int32_t> expected;
+    for (int i = 0; i < 6; ++i) {
+      n += dropped[static_cast<size_t>(i)];
+      times_dropped[static_cast<size_t>(i)] += dropped[static_cast<size_t>(i)];
+      if (i < 5 && !dropped[static_cast<size_t>(i)] && !dropped[static_cast<size_t>(i + 1)]) {
+        const int32_t ids[2] = {10 + i, 11 + i};
+        expected.insert(static_cast<int32_t>(ngram_hash(ids, 2) % 1000003));
+      }
+    }
+    ok = ok && n == 2;
+    // The unigrams stay, in order; exactly the bigrams clear of both dropped tokens follow.
+    for (int i = 0; i < 6; ++i) ok = ok && line[static_cast<size_t>(i)] == 10 + i;
+    const std::set<int32_t> got(line.begin() + 6, line.end());
+    ok = ok && got == expected && line.size() == 6 + expected.size();
+  }
+  CHECK(ok);
+  // Each position is chosen with probability 2/6: 200 of 600 expected.
+  for (int c : times_dropped) CHECK(c > 130 && c < 270);
+
+  // Three tokens, k = 2: only one is dropped, so that two remain.
+  Rng rng(1);
+  std::vector<int32_t> three = {1, 2, 3};
+  std::vector<char> dropped;
+  add_ngrams(three, 2, 97, 0, 2, &rng, dropped);
+  CHECK(dropped[0] + dropped[1] + dropped[2] == 1);
+  CHECK(three.size() == 4);  // the one bigram clear of the dropped token
+  // Two tokens: nothing dropped, the bigram is there.
+  std::vector<int32_t> two = {1, 2};
+  add_ngrams(two, 2, 97, 0, 2, &rng, dropped);
+  CHECK(two.size() == 3);
+}
+
+void test_negative_table() {
+  // sqrt(100) = 10 and sqrt(25) = 5: two thirds and one third of 300 slots.
+  Rng rng(0);
+  NegativeTable t = NegativeTable::from_counts({100, 25}, 300, rng);
+  int zeros = 0, ones = 0;
+  for (size_t i = 0; i < t.size(); ++i) (t[i] == 0 ? zeros : ones)++;
+  CHECK(zeros == 200 && ones == 100);
+}
+
+void test_sgd_update() {
+  // dim 2; context rows w0 = (0.1, 0.2), w1 = (0.3, -0.1); target word 0 with output row
+  // u0 = (0.5, -0.5); one negative, word 2, u2 = (0.2, 0.4); lr 0.1.
+  Matrix in(3, 2), out(3, 2);
+  const float w[6] = {0.1f, 0.2f, 0.3f, -0.1f, 9.0f, 9.0f};
+  const float u[6] = {0.5f, -0.5f, 7.0f, 7.0f, 0.2f, 0.4f};
+  in.data.assign(w, w + 6);
+  out.data.assign(u, u + 6);
+  NegativeTable table(std::vector<int32_t>{2});
+  Worker worker(in, out, table, 1, 0);
+  const int32_t context[2] = {0, 1};
+  const float loss = worker.update(context, 2, 0, 0.1f);
+  // h = mean(w0, w1) = (0.2, 0.05).
+  // Target: u0.h = 0.1 - 0.025 = 0.075, p = sigmoid(0.075) = 0.518741216,
+  //   a = 0.1 (1 - p) = 0.048125878; g = a u0 = (0.024062939, -0.024062939);
+  //   u0 += a h -> (0.509625176, -0.497593706).
+  // Negative: u2.h = 0.04 + 0.02 = 0.06, q = sigmoid(0.06) = 0.514995502,
+  //   b = 0.1 (0 - q) = -0.051499550; g += b u2 -> (0.013763029, -0.044662759);
+  //   u2 += b h -> (0.189700090, 0.397425022).
+  // Inputs get g / 2: w0 -> (0.106881515, 0.177668620), w1 -> (0.306881515, -0.122331380).
+  // Loss: -log(p + 1e-5) - log(1 - q + 1e-5) = 1.379907359.
+  const double tol = 1e-6;
+  CHECK_NEAR(out.row(0)[0], 0.509625176, tol);
+  CHECK_NEAR(out.row(0)[1], -0.497593706, tol);
+  CHECK_NEAR(out.row(2)[0], 0.189700090, tol);
+  CHECK_NEAR(out.row(2)[1], 0.397425022, tol);
+  CHECK_NEAR(in.row(0)[0], 0.106881515, tol);
+  CHECK_NEAR(in.row(0)[1], 0.177668620, tol);
+  CHECK_NEAR(in.row(1)[0], 0.306881515, tol);
+  CHECK_NEAR(in.row(1)[1], -0.122331380, tol);
+  CHECK_NEAR(loss, 1.379907359, tol);
+  // Rows outside the update are untouched.
+  CHECK(in.row(2)[0] == 9.0f && out.row(1)[0] == 7.0f);
+}
+
+void test_rng() {
+  Rng a(42), b(42), c(43), d(1);
+  bool same = true, differs = false, in_range = true;
+  std::vector<int> hist(7, 0);
+  for (int i = 0; i < 7000; ++i) {
+    const uint64_t x = a.next();
+    same = same && x == b.next();
+    differs = differs || x != c.next();
+    const double u = d.uniform();
+    in_range = in_range && u >= 0.0 && u < 1.0;
+    ++hist[static_cast<size_t>(d.below(7))];
+  }
+  CHECK(same && differs && in_range);
+  for (int h : hist) CHECK(h > 800 && h < 1200);  // 1000 expected each
+}
+
+void test_model_roundtrip() {
+  Model m;
+  m.args.lang[0] = "en";
+  m.args.lang[1] = "kk";
+  m.args.dim = 3;
+  m.args.word_ngrams = 2;
+  m.args.bucket = 4;
+  m.vocab.add(0, "cat", 7);
+  m.vocab.add(1, "мысық", 5);
+  m.input = Matrix(2 + 1 + 4, 3);
+  m.output = Matrix(2, 3);
+  for (size_t i = 0; i < m.input.data.size(); ++i) m.input.data[i] = 0.5f * static_cast<float>(i);
+  for (size_t i = 0; i < m.output.data.size(); ++i) m.output.data[i] = -1.0f * static_cast<float>(i);
+  const std::string path = scratch + "/roundtrip.bin";
+  save_model(path, m);
+  Model back = load_model(path);
+  CHECK(back.args.dim == 3 && back.args.word_ngrams == 2 && back.args.bucket == 4);
+  CHECK(back.args.lang[0] == "en" && back.args.lang[1] == "kk");
+  CHECK(back.vocab.size() == 2 && back.vocab.find(1, "мысық") == 1 && back.vocab.word(1).count == 5);
+  CHECK(back.input.data == m.input.data && back.output.data == m.output.data);
+  const std::string junk = write_file("junk.bin", "not a model at all");
+  check_throws([&] { load_model(junk); }, "is not a bisent2vec model", __LINE__);
+  const std::string cut = write_file("cut.bin", "BIS2VEC1\x03");
+  check_throws([&] { load_model(cut); }, "ends early", __LINE__);
+}
+
+void test_args() {
+  const char* argv[] = {"bisent2vec", "train", "-input", "x", "-output", "y", "-lang1", "en",
+                        "-lang2", "de", "-dim", "300", "-wordNgrams", "2"};
+  Args a = parse_train_args(14, const_cast<char**>(argv), 2);
+  CHECK(a.dim == 300 && a.word_ngrams == 2 && a.ngram_rows() == 2000000);
+  CHECK(a.lr == 0.05 && a.neg == 10 && a.min_count == 5 && a.dropout_k == 2 && a.epoch == 5);
+  CHECK(a.t == 1e-4);
+  const char* bad[] = {"bisent2vec", "train", "-dim", "many"};
+  check_throws([&] { parse_train_args(4, const_cast<char**>(bad), 2); },
+               "-dim expects an integer, got 'many'", __LINE__);
+  const char* same[] = {"bisent2vec", "train", "-input", "x", "-output", "y", "-lang1", "en",
+                        "-lang2", "en"};
+  check_throws([&] { parse_train_args(10, const_cast<char**>(same), 2); }, "two languages",
+               __LINE__);
+  const char* unknown[] = {"bisent2vec", "train", "-epochs", "3"};
+  check_throws([&] { parse_train_args(4, const_cast<char**>(unknown), 2); },
+               "unknown option -epochs", __LINE__);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1) scratch = argv[1];
+  mkdir(scratch.c_str(), 0755);
+  const std::pair<const char*, void (*)()> tests[] = {
+      {"vocabulary", test_vocabulary},         {"input_errors", test_input_errors},
+      {"line_reader", test_line_reader},       {"tokens", test_tokens},
+      {"keep_probability", test_keep_probability}, {"ngram_hash", test_ngram_hash},
+      {"dropout", test_dropout},               {"negative_table", test_negative_table},
+      {"sgd_update", test_sgd_update},         {"rng", test_rng},
+      {"model_roundtrip", test_model_roundtrip}, {"args", test_args},
+  };
+  for (const auto& [name, test] : tests) {
+    const int before = failures;
+    try {
+      test();
+    } catch (const std::exception& e) {
+      ++failures;
+      std::fprintf(stderr, "%s: unexpected exception: %s\n", name, e.what());
+    }
+    std::printf("%-18s %s\n", name, failures == before ? "ok" : "FAILED");
+  }
+  std::printf("%d checks, %d failed\n", checks, failures);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,325 @@
+"""Bilingual lexicon induction (word translation) by the MUSE protocol (Lample et al. 2018).
+
+Both vocabularies' vectors are L2-normalised. A query is a unique source word of the
+dictionary that is in the source vocabulary and has at least one gold translation in the
+target vocabulary (pairs with an out-of-vocabulary side are dropped, as MUSE's loader does);
+its translation is a hit at k when any of its gold translations is among the k best target
+words. P@1, P@5 and P@10 are reported in percent, for two retrievals:
+
+- `nn`: nearest neighbour by cosine similarity;
+- `csls` (cross-domain similarity local scaling, k = 10): the score of source x and target y
+  is 2 cos(x, y) - r_T(x) - r_S(y), where r_T(x) is the mean cosine of x's k nearest target
+  words and r_S(y) that of y's k nearest source words (over the whole source vocabulary). It
+  penalises hubs, target words that are near everything.
+
+Dictionaries are read in MUSE's format (one `source target` pair per line) from a path or a
+URL (downloaded once through `xlsent.download`), or built from a FreeDict dictionary in dictd
+format (the Debian packages `dict-freedict-*`) by `freedict_pairs`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+
+from xlsent.io import atomic_path
+
+log = logging.getLogger(__name__)
+
+KS = (1, 5, 10)
+CSLS_K = 10
+METHODS = ("nn", "csls")
+
+
+class DictionaryError(ValueError):
+    """A dictionary file that cannot be read; the message names the file, line and fix."""
+
+
+# -- dictionaries --------------------------------------------------------------------------------
+def read_muse(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """The (source, target) pairs of a MUSE dictionary: `source target` per line.
+
+    Words are separated by a space or a tab; blank lines are skipped; anything else fails
+    with the file and line.
+    """
+    path = Path(path)
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 2:
+                raise DictionaryError(
+                    f"{path}:{lineno}: expected `source target` (two words), got {line.strip()!r}"
+                    "; a MUSE dictionary holds one word pair per line"
+                )
+            pairs.append((parts[0], parts[1]))
+    if not pairs:
+        raise DictionaryError(f"{path} holds no word pairs")
+    return pairs
+
+
+def write_muse(pairs: Iterable[tuple[str, str]], path: str | os.PathLike[str]) -> int:
+    """Write pairs in MUSE's format (tab-separated); return how many."""
+    n = 0
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for src, tgt in pairs:
+            f.write(f"{src}\t{tgt}\n")
+            n += 1
+    return n
+
+
+def load_dictionary(
+    source: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None
+) -> list[tuple[str, str]]:
+    """A MUSE dictionary from a local path or an http(s) URL (downloaded into `cache_dir`)."""
+    text = str(source)
+    if urlparse(text).scheme in ("http", "https"):
+        from xlsent.download import download
+
+        if cache_dir is None:
+            raise DictionaryError(
+                f"{text} is a URL: give a cache directory to download it into, or download "
+                "the dictionary by hand and pass its path"
+            )
+        dest = Path(cache_dir) / Path(urlparse(text).path).name
+        download(text, dest)
+        return read_muse(dest)
+    if not Path(source).is_file():
+        raise FileNotFoundError(
+            f"dictionary {source} not found: pass a MUSE file (`source target` per line), "
+            "a URL, or build one from FreeDict with `xlsent bli-dictionary`"
+        )
+    return read_muse(source)
+
+
+_B64_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64 = {c: i for i, c in enumerate(_B64_DIGITS)}
+_BRACKETED = re.compile(r"<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)")
+_HEADWORD_END = re.compile(r" /| <| \(| \[")
+_WORD = re.compile(r"^[^\W\d_](?:[\w'-]*\w)?$")
+
+
+def _b64(number: str) -> int:
+    value = 0
+    for ch in number:
+        value = value * 64 + _B64[ch]
+    return value
+
+
+def _entry_pairs(entry: str, lowercase: bool) -> list[tuple[str, str]]:
+    """The single-word translation pairs of one FreeDict (Ding) entry.
+
+    An entry's first line is the headword with its pronunciation, inflections and part of
+    speech (`run /ɹˈʌn/ (ran …) <v>`); its second line the translations, comma-separated,
+    annotated with `<gender, pos>`, `[domain]`, `{…}` and `(…)`; example, note, synonym and
+    see-also lines follow, indented. Multi-word headwords and translations are left out, as
+    a MUSE dictionary holds words.
+    """
+    lines = entry.split("\n", 2)  # the headword and translation lines are all it needs
+    if len(lines) < 2:
+        return []
+    headword = _HEADWORD_END.split(lines[0], maxsplit=1)[0].strip()
+    if not _WORD.match(headword):
+        return []
+    out = []
+    for candidate in re.split(r"[,;]", _BRACKETED.sub(" ", lines[1])):
+        word = candidate.strip()
+        if _WORD.match(word):
+            out.append((headword.lower(), word.lower()) if lowercase else (headword, word))
+    return out
+
+
+def freedict_pairs(
+    dict_path: str | os.PathLike[str],
+    index_path: str | os.PathLike[str] | None = None,
+    *,
+    lowercase: bool = True,
+) -> list[tuple[str, str]]:
+    """MUSE pairs (source word, target word) from a FreeDict dictionary in dictd format.
+
+    `dict_path` is the `.dict.dz` (dictzip, which gzip reads) or a plain `.dict`; the index
+    (`.index`, one `headword<TAB>offset<TAB>length` line per entry, numbers in dictd's
+    base64) defaults to the same name with `.index`. Pairs come in index order, without
+    duplicates; the dictionary's own `00-database-*` entries are skipped.
+    """
+    dict_path = Path(dict_path)
+    if index_path is None:
+        stem = dict_path.name.removesuffix(".dz").removesuffix(".dict")
+        index_path = dict_path.with_name(stem + ".index")
+    index_path = Path(index_path)
+    for path in (dict_path, index_path):
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"FreeDict file {path} not found; on Debian install it with `apt-get install "
+                "dict-freedict-eng-deu` (or the package of your language pair)"
+            )
+    opener = gzip.open if dict_path.suffix == ".dz" else open
+    with opener(dict_path, "rb") as f:
+        data = f.read()
+    seen_entries: set[tuple[int, int]] = set()
+    pairs: dict[tuple[str, str], None] = {}
+    with open(index_path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3:
+                raise DictionaryError(
+                    f"{index_path}:{lineno}: expected `headword<TAB>offset<TAB>length`; "
+                    "is this a dictd index?"
+                )
+            headword = parts[0]
+            if not headword or headword.startswith(("00-database", "00database")):
+                continue
+            try:
+                key = (_b64(parts[1]), _b64(parts[2]))
+            except KeyError:
+                raise DictionaryError(
+                    f"{index_path}:{lineno}: offset {parts[1]!r} or length {parts[2]!r} is not "
+                    "dictd base64"
+                ) from None
+            if key in seen_entries:
+                continue
+            seen_entries.add(key)
+            start, end = key[0], key[0] + key[1]
+            first = data.find(b"\n", start, end)
+            if first < 0:  # a headword without translations
+                continue
+            second = data.find(b"\n", first + 1, end)
+            entry = data[start : end if second < 0 else second].decode("utf-8", errors="replace")
+            for pair in _entry_pairs(entry, lowercase):
+                pairs[pair] = None
+    if not pairs:
+        raise DictionaryError(f"{dict_path} yielded no single-word translation pairs")
+    return list(pairs)
+
+
+# -- retrieval and metrics -----------------------------------------------------------------------
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)
+
+
+def mean_topk_similarity(queries: np.ndarray, keys: np.ndarray, k: int = CSLS_K) -> np.ndarray:
+    """For each query, the mean cosine similarity of its k nearest keys (CSLS's r)."""
+    from xlsent.evaluate.search import nearest  # faiss loads only when a search runs
+
+    scores, _ = nearest(queries, keys, k=k)
+    return scores.mean(axis=1)
+
+
+def retrieve(
+    queries: np.ndarray,
+    src_all: np.ndarray,
+    tgt_all: np.ndarray,
+    method: str = "nn",
+    k: int = max(KS),
+    csls_k: int = CSLS_K,
+    batch: int = 1024,
+) -> np.ndarray:
+    """The indices (into `tgt_all`) of the k best translations of each query, best first.
+
+    `src_all` is the whole source vocabulary (CSLS's r_S of a target word is taken over it).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown retrieval {method!r}; use one of {', '.join(METHODS)}")
+    q, t = _unit(queries), _unit(tgt_all)
+    k = min(k, len(t))
+    if method == "nn":
+        from xlsent.evaluate.search import nearest
+
+        _, indices = nearest(q, t, k=k)
+        return indices
+    r_src = mean_topk_similarity(q, t, csls_k)  # r_T(x) of each query
+    r_tgt = mean_topk_similarity(t, _unit(src_all), csls_k)  # r_S(y) of each target word
+    out = np.empty((len(q), k), dtype=np.int64)
+    for start in range(0, len(q), batch):
+        scores = 2 * q[start : start + batch] @ t.T - r_src[start : start + batch, None] - r_tgt
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+        out[start : start + batch] = np.take_along_axis(top, order, axis=1)
+    return out
+
+
+def gold_translations(
+    src_words: Sequence[str], tgt_words: Sequence[str], pairs: Iterable[tuple[str, str]]
+) -> tuple[dict[str, set[int]], dict[str, int]]:
+    """The queries (source words) with their gold target indices, and the coverage counts.
+
+    Coverage: `pairs` and `source_words` of the dictionary, `pairs_in_vocab` (both words in
+    the vocabularies) and `queries`.
+    """
+    src_index = {w: i for i, w in enumerate(src_words)}
+    tgt_index = {w: i for i, w in enumerate(tgt_words)}
+    gold: dict[str, set[int]] = {}
+    n_pairs = 0
+    source_words = set()
+    for src, tgt in pairs:
+        n_pairs += 1
+        source_words.add(src)
+        if src in src_index and tgt in tgt_index:
+            gold.setdefault(src, set()).add(tgt_index[tgt])
+    coverage = {
+        "pairs": n_pairs,
+        "source_words": len(source_words),
+        "pairs_in_vocab": sum(len(v) for v in gold.values()),
+        "queries": len(gold),
+    }
+    return gold, coverage
+
+
+def evaluate(
+    src_words: Sequence[str],
+    src_vectors: np.ndarray,
+    tgt_words: Sequence[str],
+    tgt_vectors: np.ndarray,
+    pairs: Iterable[tuple[str, str]],
+    ks: Sequence[int] = KS,
+    methods: Sequence[str] = METHODS,
+    csls_k: int = CSLS_K,
+) -> list[dict]:
+    """P@k (%) over the dictionary's source words, per retrieval method.
+
+    Rows `{"method", "k", "metric": "p@k", "value", "n"}`, `n` the number of queries.
+    """
+    if len(src_words) != len(src_vectors) or len(tgt_words) != len(tgt_vectors):
+        raise ValueError("each side needs one vector per word")
+    gold, coverage = gold_translations(src_words, tgt_words, pairs)
+    if not gold:
+        raise DictionaryError(
+            f"none of the {coverage['pairs']} dictionary pairs has both words in the "
+            f"vocabularies ({len(src_words)} source, {len(tgt_words)} target words): is the "
+            "dictionary for this language pair and direction, and are both lowercased alike?"
+        )
+    log.info(
+        "BLI: %d of %d dictionary source words are queries (%d pairs in the vocabularies)",
+        coverage["queries"],
+        coverage["source_words"],
+        coverage["pairs_in_vocab"],
+    )
+    src_index = {w: i for i, w in enumerate(src_words)}
+    queries = list(gold)
+    q = np.asarray(src_vectors)[[src_index[w] for w in queries]]
+    rows = []
+    for method in methods:
+        top = retrieve(q, src_vectors, tgt_vectors, method, max(ks), csls_k)
+        for k in ks:
+            hits = sum(bool(gold[w] & set(top[i, :k].tolist())) for i, w in enumerate(queries))
+            rows.append(
+                {
+                    "method": method,
+                    "k": k,
+                    "metric": f"p@{k}",
+                    "value": 100 * hits / len(queries),
+                    "n": len(queries),
+                }
+            )
+    return rows

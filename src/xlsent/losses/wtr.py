@@ -1,0 +1,58 @@
+"""Word translation ranking (WTR), WACSE eq. 6–8.
+
+For an aligned word pair (x_j, y_k) of (X_i, Y_i), x_j ranks the words of Y_i by the
+cosine similarity φ^m of their contextual vectors; y_k is the positive, the other words of
+Y_i the negatives (no word of another sentence):
+
+    l^WTR(x_j) = -log  exp(φ^m(h_j^X, h_k^Y)/τ) / Σ_{n=1..|Y_i|} exp(φ^m(h_j^X, h_n^Y)/τ)   (6)
+    l^WTR(X_i) = Σ_{x_j ∈ WA^{X_i→Y_i}} l^WTR(x_j)                                           (7)
+    L_WTR      = 1/(2N) Σ_i ( l^WTR(X_i) + l^WTR(Y_i) )                                      (8)
+
+A word's vector is the mean of its subwords' last hidden states (eq. 6's φ^m compares words
+made of different numbers of subwords). The paper writes eq. 6 without a temperature, as it
+writes the TR loss of eq. 9, which is trained with τ = 0.05; WTR takes the same τ by default.
+Each link is one term in each direction.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def word_vectors(hidden: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:
+    """Word vectors (S×W×d) from token states (S×T×d) and averaging weights (S×W×T)."""
+    return torch.bmm(pool.to(hidden.dtype), hidden)
+
+
+def word_translation_ranking_loss(
+    xx_words: torch.Tensor,
+    xx_valid: torch.Tensor,
+    en_words: torch.Tensor,
+    en_valid: torch.Tensor,
+    links: torch.Tensor,
+    temperature: float = 0.05,
+) -> torch.Tensor:
+    """Eq. 8 for N pairs: word vectors (N×W×d) of each side, their validity (N×W), and the
+    links (L×3: pair, x word, y word)."""
+    pair, x, y = links.unbind(-1)
+    forward = _rank(xx_words[pair, x], en_words[pair], en_valid[pair], y, temperature)
+    backward = _rank(en_words[pair, y], xx_words[pair], xx_valid[pair], x, temperature)
+    return (forward + backward) / (2 * len(xx_words))
+
+
+def _rank(
+    queries: torch.Tensor,
+    candidates: torch.Tensor,
+    valid: torch.Tensor,
+    gold: torch.Tensor,
+    temperature: float,
+) -> torch.Tensor:
+    """Σ over queries (L×d) of -log softmax over their own sentence's words (L×W×d)."""
+    sims = torch.einsum(
+        "ld,lwd->lw",
+        F.normalize(queries.float(), dim=-1),
+        F.normalize(candidates.float(), dim=-1),
+    )
+    logits = (sims / temperature).masked_fill(~valid, float("-inf"))
+    return F.cross_entropy(logits, gold, reduction="sum")

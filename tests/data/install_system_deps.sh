@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# System packages some tests need, installed only when missing (idempotent, safe to rerun):
+#   - dict-freedict-eng-deu: the FreeDict English-German dictionary the BLI tests and the
+#     Bi-Sent2vec benchmark read (/usr/share/dictd/freedict-eng-deu.dict.dz + .index);
+#   - cmake and g++: the Bi-Sent2vec trainer is C++ built with CMake.
+# Needs root for apt-get; without it, prints what to install and exits 0 (the tests that
+# need a missing package skip, or fail naming it).
+set -euo pipefail
+
+missing=()
+[ -f /usr/share/dictd/freedict-eng-deu.dict.dz ] || missing+=(dict-freedict-eng-deu)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+  echo "install_system_deps: not root or no apt-get; please install: ${missing[*]}" >&2
+  exit 0
+fi
+echo "install_system_deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,210 @@
+"""Word translation (BLI): the MUSE metrics on a worked example, dictionaries, FreeDict.
+
+The FreeDict tests read the real Debian dictionary (`dict-freedict-eng-deu`; install it with
+tests/data/install_system_deps.sh) and skip with that message where it is absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.evaluate.bli import (
+    DictionaryError,
+    evaluate,
+    freedict_pairs,
+    gold_translations,
+    load_dictionary,
+    read_muse,
+    retrieve,
+    write_muse,
+)
+
+FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")
+needs_freedict = pytest.mark.skipif(
+    not FREEDICT.is_file(),
+    reason=f"{FREEDICT} is absent: run tests/data/install_system_deps.sh as root "
+    "(apt-get install dict-freedict-eng-deu)",
+)
+
+
+def at(degrees: float, length: float = 1.0) -> list[float]:
+    return [length * math.cos(math.radians(degrees)), length * math.sin(math.radians(degrees))]
+
+
+# Unit vectors at angles, so cosine = cos(angle difference); lengths vary to show they do not
+# count. Sources s1 0°, s2 40°, s3 20°; targets t1 20° (a hub: near every source), t2 -10°,
+# t3 65°. Gold: s1 -> t2, s2 -> t3, s3 -> t1.
+SRC_WORDS = ["s1", "s2", "s3"]
+SRC = np.array([at(0, 2.0), at(40, 0.5), at(20, 3.0)])
+TGT_WORDS = ["t1", "t2", "t3"]
+TGT = np.array([at(20, 1.5), at(-10), at(65, 4.0)])
+GOLD = [("s1", "t2"), ("s2", "t3"), ("s3", "t1")]
+C = {d: math.cos(math.radians(d)) for d in (0, 10, 20, 25, 30, 45, 50, 65)}
+
+
+def test_worked_example_nearest_neighbour() -> None:
+    # s1: cos to t1, t2, t3 = cos 20, cos 10, cos 65 -> t2 (right).
+    # s2: cos 20 = 0.940 (t1) > cos 25 = 0.906 (t3) > cos 50 (t2) -> t1 (wrong), t3 second.
+    # s3: t1 at the same angle -> right. P@1 = 2/3, P@2 = 3/3.
+    top = retrieve(SRC, SRC, TGT, "nn", k=3)
+    assert top.tolist() == [[1, 0, 2], [0, 2, 1], [0, 1, 2]]
+    rows = evaluate(SRC_WORDS, SRC, TGT_WORDS, TGT, GOLD, ks=(1, 2), methods=("nn",))
+    assert [(r["metric"], r["n"]) for r in rows] == [("p@1", 3), ("p@2", 3)]
+    assert [r["value"] for r in rows] == pytest.approx([200 / 3, 100.0])
+
+
+def test_worked_example_csls() -> None:
+    # CSLS with k = 1: r_T(x) = best cosine of source x to any target, r_S(y) = best cosine
+    # of target y to any source.
+    #   r_T: s1 cos 10, s2 cos 20, s3 cos 0 = 1.
+    #   r_S: t1 cos 0 = 1 (s3), t2 cos 10 (s1), t3 cos 25 (s2).
+    # score(x, y) = 2 cos(x, y) - r_T(x) - r_S(y). For s2:
+    #   t1: 2 cos 20 - cos 20 - 1 = -0.0603
+    #   t3: 2 cos 25 - cos 20 - cos 25 = -0.0334   (best: the hub t1 is penalised)
+    #   t2: 2 cos 50 - cos 20 - cos 10 = -0.6389
+    # s1: t2 scores 2 cos 10 - cos 10 - cos 10 = 0, t1 2 cos 20 - cos 10 - 1 = -0.1054.
+    # s3: t1 scores 2 - 1 - 1 = 0, t2 2 cos 30 - 1 - cos 10 = -0.2527,
+    #     t3 2 cos 45 - 1 - cos 25 = -0.4921.  P@1 = 3/3.
+    s2_scores = {
+        "t1": 2 * C[20] - C[20] - 1,
+        "t3": 2 * C[25] - C[20] - C[25],
+        "t2": 2 * C[50] - C[20] - C[10],
+    }
+    assert s2_scores["t3"] == pytest.approx(-0.0334, abs=1e-4)
+    assert s2_scores["t1"] == pytest.approx(-0.0603, abs=1e-4)
+    top = retrieve(SRC, SRC, TGT, "csls", k=3, csls_k=1)
+    assert top.tolist() == [[1, 0, 2], [2, 0, 1], [0, 1, 2]]
+    rows = evaluate(SRC_WORDS, SRC, TGT_WORDS, TGT, GOLD, ks=(1,), csls_k=1)
+    assert [(r["method"], r["value"]) for r in rows] == [
+        ("nn", pytest.approx(200 / 3)),
+        ("csls", 100.0),
+    ]
+
+
+def test_csls_default_k_is_clamped_to_the_vocabulary() -> None:
+    # k = 10 with 3 words on a side: r averages all 3, and the retrieval still works.
+    rows = evaluate(SRC_WORDS, SRC, TGT_WORDS, TGT, GOLD)
+    assert {(r["method"], r["k"]) for r in rows} == {
+        (m, k) for m in ("nn", "csls") for k in (1, 5, 10)
+    }
+    assert all(r["value"] == 100.0 for r in rows if r["k"] >= 3)
+
+
+def test_queries_are_unique_in_vocabulary_source_words() -> None:
+    pairs = [
+        ("s1", "t2"),
+        ("s1", "t1"),  # a second gold translation of s1
+        ("s2", "zzz"),  # target not in the vocabulary: dropped
+        ("s2", "t3"),
+        ("oov", "t1"),  # source not in the vocabulary: dropped
+    ]
+    gold, coverage = gold_translations(SRC_WORDS, TGT_WORDS, pairs)
+    assert gold == {"s1": {1, 0}, "s2": {2}}
+    assert coverage == {"pairs": 5, "source_words": 3, "pairs_in_vocab": 3, "queries": 2}
+    rows = evaluate(SRC_WORDS, SRC, TGT_WORDS, TGT, pairs, ks=(1,), methods=("nn",))
+    # s1's nearest is t2, a gold translation; s2's is t1, not one: 1 of 2 queries.
+    assert rows == [{"method": "nn", "k": 1, "metric": "p@1", "value": 50.0, "n": 2}]
+
+
+def test_no_pair_in_vocabulary_is_an_error() -> None:
+    with pytest.raises(DictionaryError, match="none of the 1 dictionary pairs"):
+        evaluate(SRC_WORDS, SRC, TGT_WORDS, TGT, [("hund", "dog")])
+
+
+# -- dictionaries ------------------------------------------------------------------------------
+def test_muse_round_trip_and_both_separators(tmp_path: Path) -> None:
+    path = tmp_path / "en-de.txt"
+    assert write_muse([("dog", "hund"), ("file", "datei")], path) == 2
+    assert read_muse(path) == [("dog", "hund"), ("file", "datei")]
+    spaced = tmp_path / "spaced.txt"
+    spaced.write_text("dog hund\n\nhouse haus\n")  # MUSE's own files use a space
+    assert read_muse(spaced) == [("dog", "hund"), ("house", "haus")]
+
+
+def test_malformed_dictionary_line_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_text("dog hund\nopen a file\n")
+    with pytest.raises(DictionaryError, match=rf"{path}:2: expected `source target`"):
+        read_muse(path)
+
+
+def test_dictionary_from_a_url(static_server, tmp_path: Path) -> None:
+    base, root = static_server
+    (root / "en-de.txt").write_text("dog hund\nhouse haus\n")
+    cache = tmp_path / "cache"
+    assert load_dictionary(f"{base}/en-de.txt", cache) == [("dog", "hund"), ("house", "haus")]
+    assert (cache / "en-de.txt").is_file() and (cache / "en-de.txt.json").is_file()
+    with pytest.raises(DictionaryError, match="cache directory"):
+        load_dictionary(f"{base}/en-de.txt")
+    with pytest.raises(FileNotFoundError, match="bli-dictionary"):
+        load_dictionary(tmp_path / "missing.txt")
+
+
+def _b64(n: int) -> str:
+    digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    out = ""
+    while True:
+        out = digits[n % 64] + out
+        n //= 64
+        if n == 0:
+            return out
+
+
+def test_freedict_format(tmp_path: Path) -> None:
+    # Entries shaped like the real ones: headword /pronunciation/ (inflections) <pos>, then one
+    # line of comma-separated translations with <gender>, [domain] and (...) annotations.
+    entries = [
+        ("00-database-info", "00-database-info\nThis is the dictionary's own record.\n"),
+        ("dog", 'dog /dˈɒɡ/\nHund <masc> [zool.]\n      "train a dog"  - einen Hund abrichten\n'),
+        ("open", "open /ˈəʊpən/ <v>\nsich öffnen, aufgehen <v, refl> [ugs.]\n see: {opening}\n"),
+        ("save as", "save as /sˈeɪv az/\nspeichern als/unter\n"),
+        ("file", "file /fˈaɪl/\nAkte <fem>, Akt <masc> [Ös.]  [adm.] ; Datei (EDV)\n"),
+    ]
+    body, index = "", ""
+    for headword, text in entries:
+        offset = len(body.encode())
+        body += text
+        index += f"{headword}\t{_b64(offset)}\t{_b64(len(text.encode()))}\n"
+    index += f"dog\t{_b64(len(entries[0][1].encode()))}\t{_b64(len(entries[1][1].encode()))}\n"
+    with gzip.open(tmp_path / "freedict-eng-deu.dict.dz", "wt", encoding="utf-8") as f:
+        f.write(body)
+    (tmp_path / "freedict-eng-deu.index").write_text(index, encoding="utf-8")
+    pairs = freedict_pairs(tmp_path / "freedict-eng-deu.dict.dz")
+    assert pairs == [
+        ("dog", "hund"),
+        ("open", "aufgehen"),  # "sich öffnen" has two words
+        ("file", "akte"),
+        ("file", "akt"),
+        ("file", "datei"),
+    ]
+    cased = freedict_pairs(tmp_path / "freedict-eng-deu.dict.dz", lowercase=False)
+    assert ("dog", "Hund") in cased
+
+
+def test_freedict_missing_file_says_what_to_install(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="apt-get install dict-freedict-eng-deu"):
+        freedict_pairs(tmp_path / "freedict-eng-deu.dict.dz")
+
+
+@needs_freedict
+def test_freedict_real_english_german() -> None:
+    pairs = freedict_pairs(FREEDICT)
+    assert len(pairs) > 200_000
+    assert len(pairs) == len(set(pairs))
+    translations: dict[str, set[str]] = {}
+    for src, tgt in pairs:
+        translations.setdefault(src, set()).add(tgt)
+    assert {"hund"} <= translations["dog"]
+    assert {"haus"} <= translations["house"]
+    assert {"datei", "akte", "feile"} <= translations["file"]
+    assert {"fenster"} <= translations["window"]
+    assert {"öffnen", "offen"} <= translations["open"]
+    # Single lowercase words only: no annotation, phrase or capital survives.
+    words = "\n".join(w for pair in pairs for w in pair)
+    assert words == words.lower()
+    assert not set(words) & set(" <>[]{}()/,;")

@@ -1,0 +1,78 @@
+"""Word → subword spans (tokenize stage) and their loading for the word-level objectives."""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+from transformers import AutoTokenizer
+
+from xlsent.tokenize import subword_spans, subwords, word_offsets
+from xlsent.train.data import load_pairs, load_word_aligned
+
+
+def test_a_subword_belongs_to_the_word_holding_its_first_character():
+    text = "Don't stop."
+    words = ["Do", "n't", "stop", "."]
+    chars = np.array(word_offsets(text, words))
+    # Pieces as SentencePiece might cut them: ▁Don | ' | t | ▁ | stop | .
+    offsets = [(0, 3), (3, 4), (4, 5), (6, 7), (6, 10), (10, 11)]
+    spans = subword_spans(chars, offsets)
+    # "▁Don" starts in "Do"; "n't" keeps the pieces that start in it; the lone "▁" goes
+    # with "stop", whose first character it carries.
+    assert spans.tolist() == [[0, 1], [1, 3], [3, 5], [5, 6]]
+
+
+def test_a_word_without_a_piece_of_its_own_gets_an_empty_span():
+    chars = np.array(word_offsets("cannot", ["can", "not"]))
+    assert subword_spans(chars, [(0, 6)]).tolist() == [[0, 1], [0, 0]]
+
+
+def test_spans_cover_the_words_and_ids_match_the_subword_stage(
+    small_corpus, small_tokenizer, small_word_spans, tmp_path
+):
+    tokenizer = AutoTokenizer.from_pretrained(small_tokenizer)
+    table = pq.read_table(small_word_spans["kk"])
+    reference = tmp_path / "subwords.parquet"
+    subwords(small_corpus["kk"]["train"], small_tokenizer, reference)
+    expected = pq.read_table(reference)
+    assert table.column("id").to_pylist() == expected.column("id").to_pylist()
+    assert table.column("xx_ids").to_pylist() == expected.column("xx_ids").to_pylist()
+    assert table.column("en_ids").to_pylist() == expected.column("en_ids").to_pylist()
+
+    words = pq.read_table(small_word_spans["kk"].parent / "words.parquet")
+    found, total, links = 0, 0, 0
+    for row, tokens in zip(table.to_pylist(), words.to_pylist(), strict=True):
+        for side in ("en", "xx"):
+            for word, start, end in zip(
+                tokens[f"{side}_words"], row[f"{side}_starts"], row[f"{side}_ends"], strict=True
+            ):
+                total += 1
+                text = tokenizer.decode(row[f"{side}_ids"][start:end]).strip()
+                found += text == word
+        for link in row["links"]:
+            assert row["en_ends"][link["en"]] > row["en_starts"][link["en"]]
+            assert row["xx_ends"][link["xx"]] > row["xx_starts"][link["xx"]]
+            links += 1
+    assert found > 0.95 * total  # the rest: <unk> pieces, pieces shared by two words
+    stats = json.loads((small_word_spans["kk"].parent / "_SUCCESS").read_text())["totals"]
+    assert 0 < links <= stats["links"]
+
+
+def test_truncation_drops_the_words_it_cuts_and_their_links(small_word_spans):
+    _, full_words, _ = load_word_aligned(small_word_spans, max_length=512)
+    short, words, stats = load_word_aligned(small_word_spans, max_length=6)
+    limit = 4  # 6 minus CLS and </s>
+    assert all(len(row) <= limit for row in short.xx.rows(np.arange(len(short))))
+    assert (words.xx_ends.values <= limit).all() and (words.en_ends.values <= limit).all()
+    kept = sum(s["links"] for s in stats.values())
+    dropped = sum(s["links_truncated"] for s in stats.values())
+    assert kept == len(words.links.values) and dropped > 0
+    assert kept + dropped == len(full_words.links.values)
+    for i in range(len(short)):
+        for x, y in words.links.rows([i])[0]:
+            assert words.xx_ends.rows([i])[0][x] > words.xx_starts.rows([i])[0][x]
+            assert words.en_ends.rows([i])[0][y] > words.en_starts.rows([i])[0][y]
+    # The pairs are those of the plain subword loader.
+    plain = load_pairs(small_word_spans, max_length=6)
+    assert np.array_equal(plain.xx.values, short.xx.values)
+    assert np.array_equal(plain.lang, short.lang)
