@@ -20,10 +20,12 @@ Two shapes:
   for one micro-batch: build the batch on the CPU, copy it over, forward/backward (bf16
   autocast on CUDA), clip, AdamW. Meant for a GPU; runs on CPU with a small `--batch`.
 
-A step's time includes building its batch on the CPU (`objectives.batch`: collate, word
-pooling weights, links, AWP's masked copies), which the training loop does serially before
-each micro-batch; `build ms/µb` is that share. At the xlmr-base shape the building is also
-timed alone at `--build-batch` pairs (default 256, the paper's micro-batch).
+`build ms/µb` is the time of building a micro-batch on the CPU (`objectives.batch`: collate,
+word pooling weights, links, AWP's masked copies). The training loop builds the next
+micro-batch of a step in a background thread while the current one computes, so on a GPU
+it overlaps the model's work; with one micro-batch per step, as here, it does not. At the
+xlmr-base shape the building is also timed alone at `--build-batch` pairs (default 256, the
+paper's micro-batch).
 
 Model FLOPs per step, forward + backward, in the usual count for a transformer trained with
 backprop (6 · non-embedding matmul parameters · tokens + 12 · layers · hidden · seq · tokens
@@ -561,7 +563,7 @@ def main() -> None:
     print(
         f"\nDAP paper: TR {paper['ms_per_sample']['tr']} ms/sample, DAP "
         f"{paper['ms_per_sample']['dap']} ms/sample, ratio {paper['ratio']:.2f}. "
-        "`build ms/µb`: building the batch on the CPU, included in ms/step."
+        "`build ms/µb`: building a micro-batch on the CPU (in a background thread in training)."
     )
     real = result["runs"][0]["real_token_fraction"]
     print(f"Real (non-pad) tokens: {real:.0%} of the padded batch's positions.")

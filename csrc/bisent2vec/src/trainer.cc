@@ -120,6 +120,16 @@ void Trainer::thread_main(int id, Local& local) {
     const auto lr = static_cast<float>(a.lr * (1.0 - progress));
     const auto epoch = static_cast<size_t>(std::min(a.epoch - 1, static_cast<int>(progress * a.epoch)));
 
+    // Loss bookkeeping of one update: per kind (0 monolingual, 1 cross-lingual), per epoch,
+    // and for the progress line.
+    auto record = [&](int kind, float loss) {
+      st.loss[kind] += loss;
+      ++st.updates[kind];
+      st.epoch_loss[epoch] += loss;
+      ++st.epoch_updates[epoch];
+      local.window_loss += loss;
+      ++local.window_updates;
+    };
     for (int s = 0; s < 2; ++s) {
       const std::vector<int32_t>& own = ids[s];
       const std::vector<int32_t>& other = ids[1 - s];
@@ -130,24 +140,12 @@ void Trainer::thread_main(int id, Local& local) {
           context = own;
           context[i] = placeholder;
           add_ngrams(context, a.word_ngrams, bucket, first_bucket_row, a.dropout_k, &rng, dropped);
-          const float loss = worker.update(context.data(), context.size(), target, lr);
-          st.loss[0] += loss;
-          ++st.updates[0];
-          st.epoch_loss[epoch] += loss;
-          ++st.epoch_updates[epoch];
-          local.window_loss += loss;
-          ++local.window_updates;
+          record(0, worker.update(context.data(), context.size(), target, lr));
         }
         if (!other.empty()) {  // cross-lingual: the whole translation
           context = other;
           add_ngrams(context, a.word_ngrams, bucket, first_bucket_row, a.dropout_k, &rng, dropped);
-          const float loss = worker.update(context.data(), context.size(), target, lr);
-          st.loss[1] += loss;
-          ++st.updates[1];
-          st.epoch_loss[epoch] += loss;
-          ++st.epoch_updates[epoch];
-          local.window_loss += loss;
-          ++local.window_updates;
+          record(1, worker.update(context.data(), context.size(), target, lr));
         }
       }
     }
