@@ -72,7 +72,8 @@ from torch import nn
 
 from xlsent.config import validate
 from xlsent.models import encoder
-from xlsent.train.data import Pairs, Ragged, WordAligned
+from xlsent.ragged import Ragged
+from xlsent.train.data import Pairs, WordAligned
 from xlsent.train.loop import TrainSettings
 from xlsent.train.objectives import Batch, Objectives, Tokens
 
@@ -427,7 +428,7 @@ def bench_xlmr(
         "batch_pairs": batch,
         "seq": seq,
         "words_per_sentence": (seq - 2) // 2,
-        "links_per_pair": len(words.links.rows([0])[0]),
+        "links_per_pair": len(words.links.row(0)),
         "build_batch_pairs": build_batch,
         "peak_tflops": peak_tflops,
         "settings": settings_of,

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from xlsent.losses.awp import aligned_word_prediction_loss, masked_copies
+from xlsent.ragged import Ragged
 
 M = 99  # the mask id
 
@@ -19,20 +20,24 @@ Y_STARTS, Y_ENDS = np.array([0, 2]), np.array([2, 3])
 
 def _copies(links, samples=0, seed=0):
     return masked_copies(
-        [X, Y],
-        [X_STARTS, Y_STARTS],
-        [X_ENDS, Y_ENDS],
-        [np.array(links).reshape(-1, 2)],
+        Ragged.from_rows([X, Y]),
+        Ragged.from_rows([X_STARTS, Y_STARTS]),
+        Ragged.from_rows([X_ENDS, Y_ENDS]),
+        Ragged(np.array(links, dtype=np.int32).reshape(-1, 2), np.array([0, len(links)])),
         M,
         samples,
         np.random.default_rng(seed),
     )
 
 
+def _rows(copies):
+    return [row.tolist() for row in copies.rows.to_list()]
+
+
 def test_masks_the_aligned_word_and_targets_the_other_side():
     # x word 1 (subwords 11 12) ↔ y word 0 (subwords 20 21): same length, no clipping.
     copies = _copies([(1, 0)])
-    assert [row.tolist() for row in copies.rows] == [[10, M, M, 13], [M, M, 22]]
+    assert _rows(copies) == [[10, M, M, 13], [M, M, 22]]
     assert copies.sentence.tolist() == [0, 1]
     assert copies.copy.tolist() == [0, 0, 1, 1]
     assert copies.positions.tolist() == [1, 2, 0, 1]
@@ -44,8 +49,7 @@ def test_masks_the_aligned_word_and_targets_the_other_side():
 def test_the_longer_word_is_clipped_to_the_shorter():
     # x word 1 (2 subwords) ↔ y word 1 (1 subword): both x subwords masked, the first predicts.
     copies = _copies([(1, 1)])
-    assert copies.rows[0].tolist() == [10, M, M, 13]
-    assert copies.rows[1].tolist() == [20, 21, M]
+    assert _rows(copies) == [[10, M, M, 13], [20, 21, M]]
     assert copies.positions.tolist() == [1, 2]
     assert copies.targets.tolist() == [22, 11]
     assert copies.copy.tolist() == [0, 1]
@@ -55,7 +59,7 @@ def test_the_longer_word_is_clipped_to_the_shorter():
 def test_every_aligned_word_gets_its_own_copy_and_a_word_with_two_links_two_terms():
     copies = _copies([(0, 0), (2, 0), (2, 1)], samples=0)
     # X: words 0 and 2 aligned (two copies); Y: words 0 and 1 (two copies).
-    assert [row.tolist() for row in copies.rows] == [
+    assert _rows(copies) == [
         [M, 11, 12, 13],
         [10, 11, 12, M],
         [M, M, 22],
@@ -73,16 +77,16 @@ def test_drawn_words_are_scaled_to_estimate_the_sum_without_bias():
     assert len(copies.rows) == 2  # one copy per sentence
     # A drawn word stands for |A| / 1 words: each of its links weighs |A| in total.
     assert copies.weights[copies.copy == 0].sum() == pytest.approx(3.0)
-    y_links = 1 if copies.rows[1][0] == M else 2
+    y_links = 1 if copies.rows.row(1)[0] == M else 2
     assert copies.weights[copies.copy == 1].sum() == pytest.approx(2.0 * y_links)
     # Every aligned word gets drawn: over many steps the estimate averages to the full sum.
-    drawn = {int(np.flatnonzero(_copies(links, 1, seed).rows[0] == M)[0]) for seed in range(50)}
+    drawn = {int(np.flatnonzero(_copies(links, 1, seed).rows.row(0) == M)[0]) for seed in range(50)}
     assert drawn == {0, 1, 3}
 
 
 def test_pairs_without_links_make_no_copies():
     copies = _copies([])
-    assert copies.rows == [] and copies.targets.size == 0
+    assert len(copies.rows) == 0 and copies.targets.size == 0
 
 
 def test_loss_against_hand_computation():

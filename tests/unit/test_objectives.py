@@ -76,7 +76,8 @@ def test_rtl_reads_the_states_after_cls_and_predicts_english_words_only(small_to
     assert torch.equal(source, hidden[:n, 1:])  # no CLS
     assert torch.equal(source_mask, batch.mask[:n, 1:])  # padding masked
     pairs = aligned[0]
-    english = pairs.en.rows(np.random.default_rng(0).choice(len(pairs), 16, replace=False))
+    english = pairs.en.take(np.random.default_rng(0).choice(len(pairs), 16, replace=False))
+    english = english.to_list()
     assert targets.tolist() == np.concatenate(english).tolist()  # no CLS, </s>, padding
     assert target_mask.sum(1).tolist() == [len(e) for e in english]
 

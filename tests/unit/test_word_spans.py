@@ -62,16 +62,16 @@ def test_truncation_drops_the_words_it_cuts_and_their_links(small_word_spans):
     _, full_words, _ = load_word_aligned(small_word_spans, max_length=512)
     short, words, stats = load_word_aligned(small_word_spans, max_length=6)
     limit = 4  # 6 minus CLS and </s>
-    assert all(len(row) <= limit for row in short.xx.rows(np.arange(len(short))))
+    assert (short.xx.lengths <= limit).all()
     assert (words.xx_ends.values <= limit).all() and (words.en_ends.values <= limit).all()
     kept = sum(s["links"] for s in stats.values())
     dropped = sum(s["links_truncated"] for s in stats.values())
     assert kept == len(words.links.values) and dropped > 0
     assert kept + dropped == len(full_words.links.values)
     for i in range(len(short)):
-        for x, y in words.links.rows([i])[0]:
-            assert words.xx_ends.rows([i])[0][x] > words.xx_starts.rows([i])[0][x]
-            assert words.en_ends.rows([i])[0][y] > words.en_starts.rows([i])[0][y]
+        for x, y in words.links.row(i):
+            assert words.xx_ends.row(i)[x] > words.xx_starts.row(i)[x]
+            assert words.en_ends.row(i)[y] > words.en_starts.row(i)[y]
     # The pairs are those of the plain subword loader.
     plain = load_pairs(small_word_spans, max_length=6)
     assert np.array_equal(plain.xx.values, short.xx.values)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from xlsent.losses.wtr import word_translation_ranking_loss, word_vectors
+from xlsent.ragged import Ragged
 from xlsent.train.data import word_pooling
 
 
@@ -16,7 +17,8 @@ def _nll(gold: float, others: list[float], tau: float) -> float:
 
 def test_word_vectors_average_each_words_subwords_after_cls():
     # One sentence: CLS, then 4 subwords; words cover [0,1) and [1,4); a third word has none.
-    pool, valid = word_pooling([np.array([0, 1, 2])], [np.array([1, 4, 2])], width=6)
+    starts, ends = Ragged.from_rows([np.array([0, 1, 2])]), Ragged.from_rows([np.array([1, 4, 2])])
+    pool, valid = word_pooling(starts, ends, width=6)
     hidden = torch.arange(6, dtype=torch.float32).reshape(1, 6, 1) * torch.ones(1, 6, 2)
     vectors = word_vectors(hidden, pool)
     assert vectors[0, 0].tolist() == [1.0, 1.0]  # token position 1

@@ -29,6 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from xlsent.ragged import Ragged, row_of_each, within
+
 
 @dataclass(frozen=True)
 class MaskedCopies:
@@ -39,7 +41,7 @@ class MaskedCopies:
     weighs `weights[p]` in the sum of eq. 5.
     """
 
-    rows: list[np.ndarray]
+    rows: Ragged
     sentence: np.ndarray  # the batch sentence each copy was made from
     copy: np.ndarray
     positions: np.ndarray
@@ -48,10 +50,10 @@ class MaskedCopies:
 
 
 def masked_copies(
-    ids: list[np.ndarray],
-    starts: list[np.ndarray],
-    ends: list[np.ndarray],
-    links: list[np.ndarray],
+    ids: Ragged,
+    starts: Ragged,
+    ends: Ragged,
+    links: Ragged,
     mask_id: int,
     samples: int,
     rng: np.random.Generator,
@@ -59,16 +61,15 @@ def masked_copies(
     """AWP's inputs for a batch of N pairs laid out as 2N sentences: X_0..X_{N-1} (the
     non-English sides) then Y_0..Y_{N-1}.
 
-    `starts[s]`/`ends[s]` give each word's subword span in `ids[s]`; `links[i]` holds the
-    (x word, y word) index pairs of pair i. Vectorised over the batch: it runs once per
-    micro-batch on the training hot path.
+    `ids` holds the sentences' subwords; `starts`/`ends` each sentence's word spans in them;
+    `links` the (x word, y word) index pairs of each pair. Vectorised over the batch: it runs
+    for every micro-batch of training.
     """
     n = len(links)
-    counts = np.array([len(pair) for pair in links], dtype=np.int64)
-    if counts.sum() == 0:
-        return MaskedCopies([], *(np.zeros(0, dtype) for dtype in _DTYPES))
-    flat = np.concatenate([pair.reshape(-1, 2) for pair in links]).astype(np.int64)
-    pair = np.repeat(np.arange(n), counts)
+    if len(links.values) == 0:
+        return MaskedCopies(Ragged.from_rows([]), *(np.zeros(0, t) for t in _DTYPES))
+    flat = links.values.reshape(-1, 2).astype(np.int64)
+    pair = row_of_each(links.lengths)
     # Every link seen from each side: (sentence, its word, other sentence, partner word).
     sentence = np.concatenate([pair, pair + n])
     word = np.concatenate([flat[:, 0], flat[:, 1]])
@@ -94,47 +95,37 @@ def masked_copies(
     copy_of = np.full(len(aligned), -1, dtype=np.int64)
     copy_of[chosen] = np.arange(chosen.sum())
 
-    span_start = _flat_lookup(starts)
-    span_end = _flat_lookup(ends)
+    def start(s: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return starts.values[starts.offsets[s] + w].astype(np.int64)
+
+    def end(s: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return ends.values[ends.offsets[s] + w].astype(np.int64)
+
+    # The copies: their sentences' subwords with the chosen word's subwords masked.
     copy_sentence, copy_word = aligned_sentence[chosen], (aligned % base)[chosen]
-    rows = []
-    for s, w in zip(copy_sentence, copy_word, strict=True):
-        row = ids[s].copy()
-        row[span_start(s, w) : span_end(s, w)] = mask_id
-        rows.append(row)
+    rows = ids.take(copy_sentence)
+    masked = end(copy_sentence, copy_word) - start(copy_sentence, copy_word)
+    first = rows.offsets[:-1] + start(copy_sentence, copy_word)
+    rows.values[np.repeat(first, masked) + within(masked)] = mask_id
 
     # One term per link whose word was masked: the clipped subwords of its partner.
     link_copy = copy_of[link_word]
     kept = link_copy >= 0
     sentence, word, other, partner = sentence[kept], word[kept], other[kept], partner[kept]
-    own = span_start(sentence, word)
-    target = span_start(other, partner)
-    width = np.minimum(span_end(sentence, word) - own, span_end(other, partner) - target)
-    within = np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
-    id_values, id_offsets = _flat(ids)
+    own, target = start(sentence, word), start(other, partner)
+    width = np.minimum(end(sentence, word) - own, end(other, partner) - target)
+    step = within(width)
     return MaskedCopies(
         rows,
         copy_sentence.astype(np.int64),
         np.repeat(link_copy[kept], width),
-        np.repeat(own, width) + within,
-        id_values[np.repeat(id_offsets[other] + target, width) + within].astype(np.int64),
+        np.repeat(own, width) + step,
+        ids.values[np.repeat(ids.offsets[other] + target, width) + step].astype(np.int64),
         np.repeat(scale[sentence] / width, width).astype(np.float32),
     )
 
 
 _DTYPES = (np.int64, np.int64, np.int64, np.int64, np.float32)
-
-
-def _flat(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    sizes = np.array([len(a) for a in arrays], dtype=np.int64)
-    values = np.concatenate(arrays) if len(arrays) else np.zeros(0, np.int64)
-    return values, np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-
-
-def _flat_lookup(arrays: list[np.ndarray]):
-    """`get(s, w)`: arrays[s][w], vectorised over s and w."""
-    values, offsets = _flat(arrays)
-    return lambda s, w: values[offsets[s] + w]
 
 
 def aligned_word_prediction_loss(

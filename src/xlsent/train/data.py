@@ -21,26 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import torch
 
-
-@dataclass(frozen=True)
-class Ragged:
-    """Variable-length sequences: row i is values[offsets[i]:offsets[i+1]] (values may have
-    trailing dimensions, e.g. the (x, y) word indices of links)."""
-
-    values: np.ndarray
-    offsets: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    def rows(self, index: np.ndarray) -> list[np.ndarray]:
-        return [self.values[self.offsets[i] : self.offsets[i + 1]] for i in index]
-
-    @classmethod
-    def concat(cls, parts: list[Ragged]) -> Ragged:
-        values = np.concatenate([p.values for p in parts])
-        sizes = np.concatenate([np.diff(p.offsets) for p in parts])
-        return cls(values, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
+from xlsent.ragged import Ragged, offsets_of, row_of_each, within
 
 
 @dataclass(frozen=True)
@@ -62,7 +43,7 @@ def _ragged(column, limit: int | None = None) -> Ragged:
     sliced = column if limit is None else pc.list_slice(column, 0, limit)
     sizes = pc.list_value_length(sliced).to_numpy(zero_copy_only=False).astype(np.int64)
     values = pc.list_flatten(sliced).to_numpy(zero_copy_only=False).astype(np.int32)
-    return Ragged(values, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64))
+    return Ragged(values, offsets_of(sizes))
 
 
 def load_pairs(
@@ -137,33 +118,23 @@ def _links(column, xx: tuple[Ragged, Ragged], en: tuple[Ragged, Ragged]) -> tupl
     keep = (xx[1].values[gx] > xx[0].values[gx]) & (en[1].values[gy] > en[0].values[gy])
     sizes = np.bincount(pair[keep], minlength=len(counts))
     values = np.stack([x[keep], y[keep]], axis=1).astype(np.int32)
-    return Ragged(values, np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)), int(
-        (~keep).sum()
-    )
+    return Ragged(values, offsets_of(sizes)), int((~keep).sum())
 
 
 def collate(
-    rows: list[np.ndarray], cls_id: int, sep_id: int, pad_id: int
+    rows: Ragged | list[np.ndarray], cls_id: int, sep_id: int, pad_id: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """`<s> ids </s>` per row, right-padded to the longest row: (input_ids, attention_mask)."""
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+    if not isinstance(rows, Ragged):
+        rows = Ragged.from_rows(rows)
+    lengths = rows.lengths
     width = int(lengths.max()) + 2
-    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    ids = np.full((len(lengths), width), pad_id, dtype=np.int64)
     ids[:, 0] = cls_id
-    ids[_row_of_each(lengths), _within(lengths) + 1] = np.concatenate(rows)
-    ids[np.arange(len(rows)), lengths + 1] = sep_id
+    ids[row_of_each(lengths), within(lengths) + 1] = rows.values
+    ids[np.arange(len(lengths)), lengths + 1] = sep_id
     mask = (np.arange(width)[None, :] < lengths[:, None] + 2).astype(np.int64)
     return torch.from_numpy(ids), torch.from_numpy(mask)
-
-
-def _row_of_each(lengths: np.ndarray) -> np.ndarray:
-    """For ragged rows of `lengths`, the row of every element: 0 0 0 1 1 2 …"""
-    return np.repeat(np.arange(len(lengths)), lengths)
-
-
-def _within(lengths: np.ndarray) -> np.ndarray:
-    """For ragged rows of `lengths`, every element's index inside its row: 0 1 2 0 1 0 …"""
-    return np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 class EpochSampler:
@@ -189,20 +160,19 @@ class EpochSampler:
         return {"epoch": self.epoch, "position": self.position}
 
 
-def word_pooling(
-    starts: list[np.ndarray], ends: list[np.ndarray], width: int
-) -> tuple[torch.Tensor, torch.Tensor]:
+def word_pooling(starts: Ragged, ends: Ragged, width: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Averaging weights (S×W×width) that turn a collated batch's token states (CLS at
-    position 0) into word vectors, and which words have any subword (S×W)."""
-    words = np.fromiter((len(s) for s in starts), dtype=np.int64, count=len(starts))
-    first, last = np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64)
-    sentence, word = _row_of_each(words), _within(words)
-    lengths = np.maximum(last - first, 0)
-    pool = np.zeros((len(starts), max(int(words.max()), 1), width), dtype=np.float32)
+    position 0) into word vectors, and which words have any subword (S×W); `starts` and
+    `ends` hold each sentence's word spans."""
+    words = starts.lengths
+    sentence, word = row_of_each(words), within(words)
+    first = starts.values.astype(np.int64)
+    lengths = np.maximum(ends.values.astype(np.int64) - first, 0)
+    pool = np.zeros((len(words), max(int(words.max()), 1), width), dtype=np.float32)
     valid = np.zeros(pool.shape[:2], dtype=bool)
     valid[sentence, word] = lengths > 0
     # Every subword of every word: its sentence, word, token position (+1 for the CLS).
-    token_word = _row_of_each(lengths)
-    positions = first[token_word] + _within(lengths) + 1
+    token_word = row_of_each(lengths)
+    positions = first[token_word] + within(lengths) + 1
     pool[sentence[token_word], word[token_word], positions] = 1.0 / lengths[token_word]
     return torch.from_numpy(pool), torch.from_numpy(valid)

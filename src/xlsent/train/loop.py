@@ -30,6 +30,7 @@ from torch import nn
 from xlsent.evaluate.search import p_at_1
 from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
+from xlsent.ragged import Ragged
 from xlsent.train import distributed
 from xlsent.train.data import EpochSampler, collate, load_pairs, load_word_aligned
 from xlsent.train.objectives import Batch, Objectives, Tokens
@@ -378,18 +379,16 @@ class Trainer:
         for lang, pairs in self.dev_data.items():
             if len(pairs) == 0:
                 continue
-            xx, en = (
-                self._encode(pairs.xx.rows(np.arange(len(pairs))), lang),
-                self._encode(pairs.en.rows(np.arange(len(pairs))), "en"),
-            )
+            xx, en = self._encode(pairs.xx, lang), self._encode(pairs.en, "en")
             scores[lang] = round(100 * p_at_1(xx, en), 2)
         mean = round(float(np.mean(list(scores.values()))), 2) if scores else float("nan")
         return {"dev_p1": mean, "dev": scores}
 
-    def _encode(self, rows: list[np.ndarray], lang: str, batch: int = 512) -> np.ndarray:
+    def _encode(self, rows: Ragged, lang: str, batch: int = 512) -> np.ndarray:
         out = []
         for start in range(0, len(rows), batch):
-            ids, mask = collate(rows[start : start + batch], *self.special)
+            part = np.arange(start, min(start + batch, len(rows)))
+            ids, mask = collate(rows.take(part), *self.special)
             types = None if self.languages is None else torch.full_like(ids, self.languages[lang])
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
                 vectors = encoder.cls_vectors(

@@ -24,6 +24,7 @@ from xlsent.losses.tr import Gather, translation_ranking_loss
 from xlsent.losses.wtr import word_translation_ranking_loss, word_vectors
 from xlsent.models.mlm_head import mlm_head
 from xlsent.models.rtl_head import RTLHead
+from xlsent.ragged import Ragged, row_of_each
 from xlsent.train.data import Pairs, WordAligned, collate, word_pooling
 
 METHODS = ("tr", "wacse", "dap")
@@ -126,7 +127,7 @@ class Objectives(nn.Module):
         rng: np.random.Generator | None = None,
     ) -> Batch:
         """The tensors of the pairs `index` (on CPU); `rng` draws AWP's masked words."""
-        rows = pairs.xx.rows(index) + pairs.en.rows(index)
+        rows = Ragged.concat([pairs.xx.take(index), pairs.en.take(index)])
         t = self.tokens
         ids, mask = collate(rows, t.cls, t.sep, t.pad)
         types = None
@@ -139,21 +140,20 @@ class Objectives(nn.Module):
             return batch
         if words is None:
             raise ValueError(f"the {self.settings.method} objectives need word alignments")
-        starts = words.xx_starts.rows(index) + words.en_starts.rows(index)
-        ends = words.xx_ends.rows(index) + words.en_ends.rows(index)
-        links = words.links.rows(index)
+        starts = Ragged.concat([words.xx_starts.take(index), words.en_starts.take(index)])
+        ends = Ragged.concat([words.xx_ends.take(index), words.en_ends.take(index)])
+        links = words.links.take(index)
         if self.weights.get("wtr"):
             batch.pool, batch.valid = word_pooling(starts, ends, ids.shape[1])
+            pair = row_of_each(links.lengths)
             batch.links = torch.from_numpy(
-                np.concatenate(
-                    [np.column_stack([np.full(len(p), i), p]) for i, p in enumerate(links)]
-                ).astype(np.int64)
+                np.column_stack([pair, links.values.reshape(-1, 2)]).astype(np.int64)
             )
         if self.weights.get("awp"):
             copies = masked_copies(
                 rows, starts, ends, links, t.mask, self.settings.awp_samples, rng
             )
-            if copies.rows:
+            if len(copies.rows):
                 batch.masked_ids, batch.masked_mask = collate(copies.rows, t.cls, t.sep, t.pad)
                 if types is not None:
                     batch.masked_types = (
