@@ -26,11 +26,15 @@ except xlsent.config.ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/tokenize.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/bisent2vec.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/tables.smk"
 
@@ -44,6 +48,8 @@ rule all:
             if config["tables"]["ablation"]["runs"]
             else []
         ),
+        # Word translation: when dictionaries are configured and there are word-vector runs.
+        ["results/tables/bli.csv"] if bli_results() else [],
         expand(
             "results/align/{aligner}/{lang}/_SUCCESS",
             aligner=ALIGN["method"],

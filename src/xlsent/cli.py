@@ -329,6 +329,15 @@ def tables_ablation(args: argparse.Namespace) -> None:
     log.info("wrote %s", args.out)
 
 
+@command
+def tables_bli(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+
+    table, queries = result_tables.bli_table(args.results)
+    result_tables.write_bli_table(table, queries, Path(args.out))
+    log.info("wrote %s", args.out)
+
+
 # -- bisent2vec ----------------------------------------------------------------------------------
 def _bisent2vec_settings(text: str | None):
     from xlsent.bisent2vec.trainer import Bisent2vecSettings
@@ -384,17 +393,36 @@ def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.bisent2vec.model import SentenceModel
     from xlsent.evaluate import tatoeba
 
-    model = SentenceModel.load(args.model)
-    foreign = [lang for lang in model.langs if lang != "en"]
-    idf = None
-    if args.idf_words:
-        sides: dict[str, list[list[str]]] = {"en": [], foreign[0]: []}
-        for path in args.idf_words:
+    def idf_of(model: SentenceModel, foreign: str, paths: list) -> dict | None:
+        if not paths:
+            return None
+        sides: dict[str, list[list[str]]] = {"en": [], foreign: []}
+        for path in paths:
             table = pq.read_table(path, columns=["en_words", "xx_words"])
             sides["en"] += table.column("en_words").to_pylist()
-            sides[foreign[0]] += table.column("xx_words").to_pylist()
-        idf = {lang: model.idf(sentences, lang) for lang, sentences in sides.items()}
-    rows = tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), args.langs or foreign)
+            sides[foreign] += table.column("xx_words").to_pylist()
+        return {lang: model.idf(sentences, lang) for lang, sentences in sides.items()}
+
+    if bool(args.model) == bool(args.models):
+        raise SystemExit("give either --model DIR or --models LANG=DIR ...")
+    if args.model:
+        model = SentenceModel.load(args.model)
+        foreign = [lang for lang in model.langs if lang != "en"]
+        idf = idf_of(model, foreign[0], args.idf_words)
+        rows = tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), args.langs or foreign)
+    else:
+        # One model per language pair (the workflow's layout): each language evaluated with
+        # its own model, its idf from its own held-out words.
+        models, idf_words = _lang_paths(args.models), _lang_paths(args.idf or [])
+        langs = args.langs or list(models)
+        missing = [lang for lang in langs if lang not in models]
+        if missing:
+            raise FileNotFoundError(f"no model given for {', '.join(missing)} (--models LANG=DIR)")
+        rows = []
+        for lang in langs:
+            model = SentenceModel.load(models[lang])
+            idf = idf_of(model, lang, [idf_words[lang]] if lang in idf_words else [])
+            rows += tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), [lang])
     _write_results(rows, "tatoeba", args.run, args.seed, args.out)
     for row in rows:
         if row["direction"] == "mean":
@@ -405,7 +433,10 @@ def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
 def bli_dictionary(args: argparse.Namespace) -> None:
     from xlsent.evaluate import bli
 
-    pairs = bli.freedict_pairs(args.freedict, args.index, lowercase=not args.keep_case)
+    if args.freedict:
+        pairs = bli.freedict_pairs(args.freedict, args.index, lowercase=not args.keep_case)
+    else:
+        pairs = bli.load_dictionary(args.muse, args.download_dir)
     if args.reverse:
         pairs = [(target, source) for source, target in pairs]
     log.info("wrote %d word pairs to %s", bli.write_muse(pairs, args.out), args.out)
@@ -590,7 +621,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plots", help="figures of the Tatoeba table and the training records")
     p.add_argument("--summary", required=True, help="results/tables/tatoeba.csv")
     p.add_argument("--groups", nargs="+", required=True)
-    p.add_argument("--logs", nargs="+", required=True, help="LABEL=train_log.jsonl")
+    p.add_argument("--logs", nargs="*", default=[], help="LABEL=train_log.jsonl")
     p.add_argument("--bars", required=True)
     p.add_argument("--curves", required=True)
 
@@ -599,6 +630,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--groups", nargs="+", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("results", nargs="+")
+    p = sub.add_parser("tables-bli", help="the word translation table of the BLI results")
+    p.add_argument("--out", required=True)
+    p.add_argument("results", nargs="+")
+
     # -- bisent2vec
     p = sub.add_parser("bisent2vec-build", help="compile the Bi-Sent2vec trainer (CMake)")
     p.add_argument("--build-dir", required=True)
@@ -618,18 +653,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", help="a copy of the model's stats.json")
 
     p = sub.add_parser("bisent2vec-eval-tatoeba", help="Tatoeba accuracy of a bag-of-words model")
-    p.add_argument("--model", required=True, help="a bisent2vec-train model directory")
+    p.add_argument("--model", help="a bisent2vec-train model directory")
+    p.add_argument("--models", nargs="+", help="LANG=DIR: a model per language pair")
     p.add_argument("--dir", required=True)
-    p.add_argument("--langs", nargs="*", help="default: the model's foreign language")
+    p.add_argument("--langs", nargs="*", help="default: the model's foreign language(s)")
     p.add_argument("--idf-words", nargs="*", help="held-out words Parquet files: tf-idf weights")
+    p.add_argument("--idf", nargs="*", help="with --models: LANG=PATH, held-out words for idf")
     p.add_argument("--run", required=True)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("bli-dictionary", help="a MUSE word-pair file from a FreeDict dictionary")
-    p.add_argument(
-        "--freedict", required=True, help="e.g. /usr/share/dictd/freedict-eng-deu.dict.dz"
-    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--freedict", help="e.g. /usr/share/dictd/freedict-eng-deu.dict.dz")
+    source.add_argument("--muse", help="a MUSE file or URL (copied, or reversed)")
+    p.add_argument("--download-dir", help="where a --muse URL is downloaded to")
     p.add_argument("--index", help="its .index (default: beside it)")
     p.add_argument("--reverse", action="store_true", help="write target-source pairs")
     p.add_argument("--keep-case", action="store_true", help="do not lowercase")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,15 @@ from xlsent import languages
 
 class ConfigError(ValueError):
     pass
+
+
+# Run methods: those that train an encoder (`train` settings, a `model`), and those that train
+# word vectors per language pair (`bisent2vec` settings; Bi-Sent2vec and its CBOW baseline).
+ENCODER_METHODS = ("tr", "wacse", "dap")
+WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow")
+# Keys of the `bisent2vec` block that are the workflow's, not the trainer's.
+BISENT2VEC_WORKFLOW_KEYS = ("threads", "tfidf")
+BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
 def _with_defaults(validator_class: type) -> type:
@@ -79,6 +88,7 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     if errors:
         raise ConfigError(_message(errors[0]))
     _check_references(config)
+    _check_word_vector_runs(config, schema)
     return config
 
 
@@ -113,6 +123,8 @@ def _check_references(config: dict) -> None:
                 f"({', '.join(config['runs'])})"
             )
     for name, run in config["runs"].items():
+        if run["method"] not in ENCODER_METHODS:
+            continue  # checked by _check_word_vector_runs
         if run["model"] not in config["models"]:
             raise ConfigError(
                 f"config key `runs.{name}.model`: {run['model']!r} is not one of `models` "
@@ -123,6 +135,45 @@ def _check_references(config: dict) -> None:
             raise ConfigError(
                 f"config key `runs.{name}.train.{sorted(unknown)[0]}` is not a training "
                 f"setting; settings are: {', '.join(config['train'])}"
+            )
+
+
+def _check_word_vector_runs(config: dict, schema: dict) -> None:
+    """A word-vector run's settings (global block + its overrides) against the schema, and
+    the BLI dictionaries' languages."""
+    block = schema["properties"]["bisent2vec"]
+    validator = _with_defaults(jsonschema.Draft202012Validator)(block)
+    for name, run in config["runs"].items():
+        if run["method"] not in WORD_VECTOR_METHODS:
+            continue
+        if run.get("train"):
+            raise ConfigError(
+                f"config key `runs.{name}.train` applies to encoder runs (tr, wacse, dap); a "
+                f"{run['method']} run's settings go under `runs.{name}.bisent2vec`"
+            )
+        merged = {**config["bisent2vec"], **run["bisent2vec"]}
+        errors = sorted(validator.iter_errors(merged), key=lambda e: len(e.absolute_path))
+        if errors:
+            error = errors[0]
+            if error.validator == "additionalProperties":
+                allowed = list(block["properties"])
+                unknown = sorted(set(run["bisent2vec"]) - set(allowed))
+                close = difflib.get_close_matches(unknown[0], allowed, n=1) if unknown else []
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                raise ConfigError(
+                    f"config key `runs.{name}.bisent2vec.{unknown[0] if unknown else '?'}`"
+                    f"{hint} is not a bisent2vec setting; settings are: {', '.join(allowed)}"
+                )
+            key = ".".join(str(p) for p in error.absolute_path)
+            where = f"runs.{name}.bisent2vec" if key in run["bisent2vec"] else "bisent2vec"
+            raise ConfigError(f"config key `{where}.{key}`: {error.message}")
+    langs = languages.resolve(config["languages"])
+    for lang in config["evaluate"]["bli"]["dictionaries"]:
+        if lang not in langs:
+            raise ConfigError(
+                f"config key `evaluate.bli.dictionaries.{lang}`: {lang!r} is not one of "
+                f"`languages` ({', '.join(langs)}); a dictionary is evaluated on that "
+                "language's en-xx models"
             )
 
 
@@ -146,3 +197,61 @@ def train_settings(config: dict, run: str, seed: int) -> dict:
     """The run's training settings: the global `train` block, the run's overrides, the seed."""
     spec = config["runs"][run]
     return {**config["train"], **spec["train"], "method": spec["method"], "seed": seed}
+
+
+def runs_of(config: dict, methods: Sequence[str]) -> list[str]:
+    """The names of the runs whose method is one of `methods`, in config order."""
+    return [run for run, spec in config["runs"].items() if spec["method"] in methods]
+
+
+def bisent2vec_settings(config: dict, run: str) -> dict:
+    """A word-vector run's settings: the global `bisent2vec` block and the run's overrides."""
+    spec = config["runs"][run]
+    if spec["method"] not in WORD_VECTOR_METHODS:
+        raise ValueError(f"run {run!r} ({spec['method']}) is not a Bi-Sent2vec or fastText run")
+    return {**config["bisent2vec"], **spec["bisent2vec"]}
+
+
+def trainer_settings(config: dict, run: str, seed: int) -> dict:
+    """What the trainer takes (`xlsent bisent2vec-train --settings`): the run's settings
+    without the workflow's own keys (threads, tfidf), and the seed."""
+    settings = bisent2vec_settings(config, run)
+    trainer = {k: v for k, v in settings.items() if k not in BISENT2VEC_WORKFLOW_KEYS}
+    return {**trainer, "seed": seed}
+
+
+@dataclass(frozen=True)
+class BliDictionary:
+    """One test dictionary of `evaluate.bli.dictionaries`, for one language and direction.
+
+    `kind` is `muse` (a local file), `url` (a MUSE file to download) or `freedict` (a dictd
+    dictionary to convert); `reverse` swaps its pairs (xx2en from an en→xx dictionary).
+    """
+
+    lang: str
+    direction: str
+    kind: str
+    location: str
+    reverse: bool
+
+
+def _dictionary(lang: str, direction: str, source: str, reverse: bool) -> BliDictionary:
+    if source.startswith("freedict:"):
+        return BliDictionary(lang, direction, "freedict", source.removeprefix("freedict:"), reverse)
+    if source.startswith(("http://", "https://")):
+        return BliDictionary(lang, direction, "url", source, reverse)
+    return BliDictionary(lang, direction, "muse", source, reverse)
+
+
+def bli_dictionaries(config: dict) -> list[BliDictionary]:
+    """Every (language, direction) with a test dictionary, in config order."""
+    out = []
+    for lang, source in config["evaluate"]["bli"]["dictionaries"].items():
+        if isinstance(source, str):
+            out.append(_dictionary(lang, "en2xx", source, reverse=False))
+            out.append(_dictionary(lang, "xx2en", source, reverse=True))
+        else:
+            for direction in BLI_DIRECTIONS:
+                if direction in source:
+                    out.append(_dictionary(lang, direction, source[direction], reverse=False))
+    return out

@@ -145,6 +145,22 @@ def test_dictionary_from_a_url(static_server, tmp_path: Path) -> None:
         load_dictionary(tmp_path / "missing.txt")
 
 
+def test_bli_dictionary_command_copies_downloads_and_reverses_muse(static_server, tmp_path):
+    from xlsent.cli import main
+
+    base, root = static_server
+    (root / "en-de.txt").write_text("dog hund\nhouse haus\n")
+    main(["bli-dictionary", "--muse", str(root / "en-de.txt"), "--out", str(tmp_path / "a.txt")])
+    assert read_muse(tmp_path / "a.txt") == [("dog", "hund"), ("house", "haus")]
+    main(
+        [
+            *("bli-dictionary", "--muse", f"{base}/en-de.txt", "--reverse"),
+            *("--download-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "b.txt")),
+        ]
+    )
+    assert read_muse(tmp_path / "b.txt") == [("hund", "dog"), ("haus", "house")]
+
+
 def _b64(n: int) -> str:
     digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     out = ""

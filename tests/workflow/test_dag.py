@@ -34,6 +34,12 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         "train": 3 * 2 + 5,  # tr, wacse, dap × seeds 42 and 0; five 10K-step ablations
         "fetch_tatoeba": 1,
         "eval_tatoeba": 3 * 2 + 5,
+        # bisent2vec-uni, bisent2vec-bi and fasttext-cbow × seeds 42 and 0: a model per
+        # language on its training words (the C++ trainer built once), one evaluation each.
+        "words": languages,
+        "bisent2vec_build": 1,
+        "bisent2vec_train": 3 * 2 * languages,
+        "eval_tatoeba_bisent2vec": 3 * 2,
         "tables_tatoeba": 1,
     }
 

@@ -17,11 +17,14 @@ DEMO_LANGS = languages.resolve(demo_config()["languages"])
 
 
 RUNS = list(demo_config()["runs"])
+# The runs that train an encoder (eval_tatoeba); the others train word vectors per language.
+ENCODER_RUNS = [run for run, spec in demo_config()["runs"].items() if "model" in spec]
 
 
 def test_demo_writes_the_tatoeba_table(demo_run):
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
-    assert summary["run"].to_list() == RUNS == ["tr", "wacse", "dap", "tr-awp", "tr-wtr"]
+    assert summary["run"].to_list() == RUNS
+    assert RUNS == ["tr", "wacse", "dap", "tr-awp", "tr-wtr", "bisent2vec-uni", "fasttext-cbow"]
     for group in ("low4", "low5", "low8", "all"):
         assert all(0 < value <= 100 for value in summary[group])
     per_language = pl.read_csv(demo_run / "results/tables/tatoeba_langs.csv")
@@ -82,7 +85,7 @@ def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_pa
     config.setdefault("evaluate", {})["batch_size"] = 64
     changed = write_config(workdir / "changed.yaml", config)
     jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
-    assert jobs == {"eval_tatoeba": len(RUNS), "tables_tatoeba": 1}
+    assert jobs == {"eval_tatoeba": len(ENCODER_RUNS), "tables_tatoeba": 1}
 
 
 def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
@@ -99,7 +102,11 @@ def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
         "subwords": 2 * n,
         "align_manifest": n,
         "word_spans": n,
-        "train": len(RUNS),
-        "eval_tatoeba": len(RUNS),
+        "train": len(ENCODER_RUNS),
+        "eval_tatoeba": len(ENCODER_RUNS),
+        # The word-vector runs: a model per language on its new words, then their evaluation.
+        "words": n,
+        "bisent2vec_train": (len(RUNS) - len(ENCODER_RUNS)) * n,
+        "eval_tatoeba_bisent2vec": len(RUNS) - len(ENCODER_RUNS),
         "tables_tatoeba": 1,
     }

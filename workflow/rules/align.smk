@@ -11,6 +11,9 @@ rule fetch_aligner:
     localrule: True
     conda:
         "../../envs/gpu.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
     params:
         path=ALIGN["wspalign"]["model"],
     shell:
@@ -29,7 +32,9 @@ rule align_shard:
         "results/benchmarks/align/{aligner}/{lang}/shard-{shard}.tsv"
     conda:
         "../../envs/gpu.yaml"
-    threads: 2
+    # The fan-out unit on a cluster: one job per shard, never grouped. WSPAlign: a GPU, the
+    # main thread and a tokenising one; eflomal: three samplers.
+    threads: 4
     resources:
         gpu=lambda w: ALIGN["wspalign"]["gpus"] if w.aligner == "wspalign" else 0,
         mem_mb=lambda w, attempt: 16000 * attempt,
@@ -56,8 +61,15 @@ rule align_manifest:
         "results/align/{aligner}/{lang}/_SUCCESS",
     log:
         "logs/align/{aligner}/{lang}/manifest.log",
+    # Seconds each (reads the shards' JSON): packed many to a Slurm job.
+    group:
+        "align_manifest"
     conda:
         "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 1000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
     params:
         settings=lambda w: as_json(align_settings(w)),
     shell:
@@ -75,5 +87,9 @@ rule align_pharaoh:
         "logs/align/{aligner}/{lang}/pharaoh.log",
     conda:
         "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 4000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
     shell:
         "xlsent align-pharaoh --manifest {input} --out {output} 2> {log}"

@@ -1,10 +1,20 @@
 # Names and input functions shared by the rule files (which hold only rules).
 import json
+import re
 import shlex
 from pathlib import Path
 
 from xlsent import languages
-from xlsent.config import run_seeds, train_settings
+from xlsent.config import (
+    ENCODER_METHODS,
+    WORD_VECTOR_METHODS,
+    bisent2vec_settings,
+    bli_dictionaries,
+    run_seeds,
+    runs_of,
+    train_settings,
+    trainer_settings,
+)
 from xlsent.align.shards import shard_count
 from xlsent.corpus import demo, local, opus
 
@@ -14,6 +24,11 @@ LANGS = languages.resolve(config["languages"])
 EVAL_LANGS = languages.resolve(TATOEBA["languages"] or config["languages"])
 RUN_SEEDS = list(run_seeds(config))
 TATOEBA_DIR = TATOEBA["dir"] or "results/data/tatoeba"
+# Runs that train an encoder (train, eval_tatoeba) and runs that train word vectors per
+# language pair (bisent2vec_train, eval_tatoeba_bisent2vec, eval_bli).
+ENCODER_RUNS = runs_of(config, ENCODER_METHODS)
+WORD_VECTOR_RUNS = runs_of(config, WORD_VECTOR_METHODS)
+BLI = bli_dictionaries(config)
 
 
 wildcard_constraints:
@@ -25,6 +40,16 @@ wildcard_constraints:
     corpus="[A-Za-z0-9_-]+",
     aligner="wspalign|eflomal",
     shard=r"\d{4}",
+    direction="en2xx|xx2en",
+
+
+def names_regex(names):
+    """A wildcard constraint that matches exactly these names; nothing when there are none.
+
+    Rules that write the same output pattern for different kinds of runs (eval_tatoeba and
+    eval_tatoeba_bisent2vec) are kept apart by constraining {run} to the names of each kind.
+    """
+    return "|".join(re.escape(name) for name in names) or "(?!)"
 
 
 def shipped(path):
@@ -246,3 +271,120 @@ def eval_max_length(wildcards):
 
 
 check_tatoeba_dir()
+
+
+# -- bisent2vec ------------------------------------------------------------------------
+
+BISENT2VEC_SOURCE = Path(workflow.basedir) / "csrc" / "bisent2vec"
+BISENT2VEC_BINARY = "results/build/bisent2vec/bisent2vec"
+BISENT2VEC_MODEL = "results/models/{run}/seed{seed}/{lang}"
+# The languages a word-vector run is evaluated on in Tatoeba: those it has a pair model of.
+BISENT2VEC_EVAL_LANGS = [lang for lang in EVAL_LANGS if lang in LANGS]
+
+
+def bisent2vec_sources():
+    """What the C++ build reads (xlsent.bisent2vec.build.source_digest's files), named: a
+    change rebuilds the trainer."""
+    root = BISENT2VEC_SOURCE
+    files = [*(root / "src").rglob("*"), *(root / "tests").rglob("*")]
+    return {
+        "cmake": str(root / "CMakeLists.txt"),
+        "sources": sorted(str(path) for path in files if path.is_file()),
+    }
+
+
+def run_method(run):
+    return config["runs"][run]["method"]
+
+
+def bisent2vec_train_inputs(wildcards):
+    inputs = {"words": f"results/words/{wildcards.lang}/train.parquet"}
+    if run_method(wildcards.run) == "bisent2vec":
+        inputs["binary"] = BISENT2VEC_BINARY
+    return inputs
+
+
+def bisent2vec_mem_mb(wildcards, attempt):
+    """The two matrices (words + n-gram buckets, and the output rows) in float32 for up to 2M
+    words, plus the process; doubled per attempt."""
+    settings = bisent2vec_settings(config, wildcards.run)
+    words = settings["max_vocab_size"] or 2_000_000
+    buckets = settings["bucket"] if settings["word_ngrams"] > 1 else 0
+    matrices = (2 * words + buckets) * settings["dim"] * 4 / 2**20
+    return int(2000 + matrices) * attempt
+
+
+def bisent2vec_idf_words(wildcards):
+    """The held-out words that the tf-idf weights are counted on (the dev split), if used."""
+    if not bisent2vec_settings(config, wildcards.run)["tfidf"]:
+        return []
+    return expand("results/words/{lang}/dev.parquet", lang=BISENT2VEC_EVAL_LANGS)
+
+
+def bisent2vec_eval_args(wildcards):
+    models = lang_args(
+        BISENT2VEC_MODEL, BISENT2VEC_EVAL_LANGS, run=wildcards.run, seed=wildcards.seed
+    )
+    args = f"--models {models}"
+    if bisent2vec_settings(config, wildcards.run)["tfidf"]:
+        idf = lang_args("results/words/{lang}/dev.parquet", BISENT2VEC_EVAL_LANGS)
+        args += f" --idf {idf}"
+    return args
+
+
+# -- BLI -------------------------------------------------------------------------------
+
+BLI_DICTIONARY = "results/data/bli/{lang}.{direction}.txt"
+
+
+def bli_source(wildcards):
+    wanted = (wildcards.lang, wildcards.direction)
+    found = [d for d in BLI if (d.lang, d.direction) == wanted]
+    if not found:
+        raise WorkflowError(
+            f"no BLI dictionary for {wildcards.lang} {wildcards.direction} in "
+            "evaluate.bli.dictionaries"
+        )
+    return found[0]
+
+
+def bli_dictionary_inputs(wildcards):
+    """The local files a dictionary is made of (a changed file re-makes it); none for a URL."""
+    source = bli_source(wildcards)
+    if source.kind == "url":
+        return []
+    if source.kind == "freedict":
+        dict_path = shipped(source.location)
+        stem = Path(dict_path).name.removesuffix(".dz").removesuffix(".dict")
+        return [dict_path, str(Path(dict_path).with_name(f"{stem}.index"))]
+    return [shipped(source.location)]
+
+
+def bli_dictionary_args(wildcards, input):
+    source = bli_source(wildcards)
+    if source.kind == "freedict":
+        args = ["--freedict", input[0], "--index", input[1]]
+    elif source.kind == "url":
+        # A directory per dictionary: two jobs may download the same URL (en2xx, xx2en).
+        where = f"results/downloads/bli/{wildcards.lang}.{wildcards.direction}"
+        args = ["--muse", source.location, "--download-dir", where]
+    else:
+        args = ["--muse", input[0]]
+    return shlex.join(args + (["--reverse"] if source.reverse else []))
+
+
+def bli_results():
+    """Every BLI result: word-vector run × seed × dictionary (language and direction)."""
+    return [
+        f"results/eval/bli/{rs.run}/seed{rs.seed}/{d.lang}.{d.direction}.parquet"
+        for rs in RUN_SEEDS
+        if rs.run in WORD_VECTOR_RUNS
+        for d in BLI
+    ]
+
+
+if WORD_VECTOR_RUNS and not BISENT2VEC_EVAL_LANGS:
+    raise WorkflowError(
+        "the Bi-Sent2vec and fastText runs evaluate each language with its own en-xx model, "
+        "but none of evaluate.tatoeba.languages is in `languages`"
+    )

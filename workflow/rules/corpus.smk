@@ -11,6 +11,9 @@ rule opus_download:
     localrule: True
     conda:
         "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
     params:
         manifest=shipped(CORPUS["opus"]["manifest"]),
         base_url=(
@@ -35,11 +38,18 @@ rule clean:
         "logs/clean/{lang}.log",
     benchmark:
         "results/benchmarks/clean/{lang}.tsv"
+    # Cluster: the corpus stage of a language (clean, sample, words) is one Slurm job, and
+    # the profile's group-components packs several languages into it.
+    group:
+        "corpus"
     conda:
         "../../envs/corpus.yaml"
+    # Streams the raw files; memory holds a hash and a ratio per pair (about 50 bytes with
+    # the deduplication: 8 GB for ~150M pairs, more on a retry). Polars uses the 2nd core.
+    threads: 2
     resources:
-        mem_mb=lambda w, attempt: 4000 * attempt,
-        runtime=lambda w, attempt: 120 * attempt,
+        mem_mb=lambda w, attempt: 8000 * attempt,
+        runtime=lambda w, attempt: 240 * attempt,
     params:
         source=CORPUS["source"],
         identity=source_params,
@@ -64,10 +74,14 @@ checkpoint sample:
         "logs/sample/{lang}.log",
     benchmark:
         "results/benchmarks/sample/{lang}.tsv"
+    group:
+        "corpus"
     conda:
         "../../envs/corpus.yaml"
+    threads: 1
     resources:
         mem_mb=lambda w, attempt: 4000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
     params:
         max_pairs=CORPUS["max_pairs"],
         dev_pairs=CORPUS["dev_pairs"],
@@ -89,8 +103,14 @@ rule demo_testset:
         ),
     log:
         "logs/demo_testset.log",
+    group:
+        "corpus"
     conda:
         "../../envs/corpus.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 30 * attempt,
     params:
         langs=EVAL_LANGS,
         out_dir=lambda w, output: Path(output[0]).parent,

@@ -5,14 +5,32 @@ rule tables_tatoeba:
     input:
         [f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet" for rs in RUN_SEEDS],
     output:
-        csv="results/tables/tatoeba.csv",
+        csv=report(
+            "results/tables/tatoeba.csv",
+            caption="../report/tatoeba.rst",
+            category="Tables",
+            labels={"table": "Tatoeba, language groups"},
+        ),
         md="results/tables/tatoeba.md",
-        langs_csv="results/tables/tatoeba_langs.csv",
+        langs_csv=report(
+            "results/tables/tatoeba_langs.csv",
+            caption="../report/tatoeba_langs.rst",
+            category="Tables",
+            labels={"table": "Tatoeba, per language"},
+        ),
         langs_md="results/tables/tatoeba_langs.md",
     log:
         "logs/tables/tatoeba.log",
+    benchmark:
+        "results/benchmarks/tables/tatoeba.tsv"
+    group:
+        "tables"
     conda:
         "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
     params:
         groups=config["tables"]["groups"],
     shell:
@@ -27,12 +45,25 @@ rule tables_ablation:
             if rs.run in config["tables"]["ablation"]["runs"]
         ],
     output:
-        csv="results/tables/ablation.csv",
+        csv=report(
+            "results/tables/ablation.csv",
+            caption="../report/ablation.rst",
+            category="Tables",
+            labels={"table": "Ablation (WACSE Table 10)"},
+        ),
         md="results/tables/ablation.md",
     log:
         "logs/tables/ablation.log",
+    benchmark:
+        "results/benchmarks/tables/ablation.tsv"
+    group:
+        "tables"
     conda:
         "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
     params:
         runs=config["tables"]["ablation"]["runs"],
         groups=config["tables"]["ablation"]["groups"],
@@ -44,20 +75,71 @@ rule tables_ablation:
 rule plots:
     input:
         summary="results/tables/tatoeba.csv",
-        models=[f"results/models/{rs.run}/seed{rs.seed}" for rs in RUN_SEEDS],
+        # The encoder runs' training records (word-vector runs have none).
+        models=[
+            f"results/models/{rs.run}/seed{rs.seed}"
+            for rs in RUN_SEEDS
+            if rs.run in ENCODER_RUNS
+        ],
     output:
-        bars="results/plots/tatoeba_groups.png",
-        curves="results/plots/dev_curves.png",
+        bars=report(
+            "results/plots/tatoeba_groups.png",
+            caption="../report/tatoeba_groups.rst",
+            category="Figures",
+        ),
+        curves=report(
+            "results/plots/dev_curves.png",
+            caption="../report/dev_curves.rst",
+            category="Figures",
+        ),
     log:
         "logs/plots.log",
+    benchmark:
+        "results/benchmarks/plots.tsv"
+    group:
+        "tables"
     conda:
         "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
     params:
         groups=config["tables"]["groups"],
         logs=[
             f"{rs.run}/seed{rs.seed}=results/models/{rs.run}/seed{rs.seed}/train_log.jsonl"
             for rs in RUN_SEEDS
+            if rs.run in ENCODER_RUNS
         ],
     shell:
         "xlsent plots --summary {input.summary} --groups {params.groups}"
         " --logs {params.logs} --bars {output.bars} --curves {output.curves} 2> {log}"
+
+
+rule tables_bli:
+    # Word translation of the word-vector runs: one row per run, P@1/5/10 by NN and CSLS per
+    # language and direction, seeds averaged.
+    input:
+        bli_results(),
+    output:
+        csv=report(
+            "results/tables/bli.csv",
+            caption="../report/bli.rst",
+            category="Tables",
+            labels={"table": "Word translation (BLI)"},
+        ),
+        md="results/tables/bli.md",
+    log:
+        "logs/tables/bli.log",
+    benchmark:
+        "results/benchmarks/tables/bli.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    shell:
+        "xlsent tables-bli --out {output.csv} {input} 2> {log}"

@@ -10,10 +10,14 @@ rule words:
         "logs/words/{lang}/{split}.log",
     benchmark:
         "results/benchmarks/words/{lang}/{split}.tsv"
+    group:
+        "corpus"
     conda:
         "../../envs/corpus.yaml"
+    threads: 1
     resources:
         mem_mb=lambda w, attempt: 4000 * attempt,
+        runtime=lambda w, attempt: 120 * attempt,
     shell:
         "xlsent words --lang {wildcards.lang} --corpus {input} --out {output} 2> {log}"
 
@@ -27,6 +31,9 @@ rule fetch_model:
     localrule: True
     conda:
         "../../envs/gpu.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
     params:
         path=lambda w: model_spec(w.model)["path"],
     shell:
@@ -47,6 +54,7 @@ rule tokenizer:
     threads: 4
     resources:
         mem_mb=lambda w, attempt: 16000 * attempt,
+        runtime=lambda w, attempt: 120 * attempt,
     params:
         spec=lambda w: as_json(tokenizer_spec(w.model)),
         args=tokenizer_args,
@@ -66,10 +74,15 @@ rule subwords:
         "logs/subwords/{model}/{lang}/{split}.log",
     benchmark:
         "results/benchmarks/subwords/{model}/{lang}/{split}.tsv"
+    # Minutes each (a fast tokenizer over one split): packed many to a Slurm job.
+    group:
+        "subwords"
     conda:
         "../../envs/gpu.yaml"
+    threads: 1
     resources:
-        mem_mb=lambda w, attempt: 4000 * attempt,
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
     shell:
         "xlsent subwords --corpus {input.corpus} --tokenizer {input.tokenizer}"
         " --out {output} 2> {log}"

@@ -16,8 +16,11 @@ rule word_spans:
         "logs/word_spans/{model}/{aligner}/{lang}.log",
     benchmark:
         "results/benchmarks/word_spans/{model}/{aligner}/{lang}.tsv"
+    group:
+        "word_spans"
     conda:
         "../../envs/gpu.yaml"
+    threads: 1
     resources:
         mem_mb=lambda w, attempt: 8000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
@@ -36,6 +39,8 @@ rule train:
         "logs/train/{run}/seed{seed}.log",
     benchmark:
         "results/benchmarks/train/{run}/seed{seed}.tsv"
+    wildcard_constraints:
+        run=names_regex(ENCODER_RUNS),
     conda:
         "../../envs/gpu.yaml"
     threads: lambda w: settings_of(w)["threads"]
@@ -44,7 +49,10 @@ rule train:
         mem_mb=lambda w, attempt: 32000 * attempt,
         runtime=lambda w, attempt: 24 * 60 * attempt,
     params:
-        settings=lambda w: as_json(settings_of(w)),
+        # The job's threads are where it runs, not what it learns: not a reason to retrain.
+        settings=lambda w: as_json(
+            {k: v for k, v in settings_of(w).items() if k != "threads"}
+        ),
         model=lambda w: as_json(model_spec(model_of(w.run))),
         args=train_args,
         checkpoints="results/checkpoints/{run}/seed{seed}",

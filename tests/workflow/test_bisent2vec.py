@@ -1,0 +1,165 @@
+"""The Bi-Sent2vec part of the demo DAG, end to end in a scratch directory: the C++ build, a
+model per language pair for Bi-Sent2vec and the fastText CBOW baseline, their Tatoeba rows
+in the table, and word translation (BLI) on the FreeDict en-de dictionary where installed.
+
+Two of the demo's languages (de, kk) and its two word-vector runs only, with tf-idf
+weighting on (the demo leaves it off), so that the held-out words are exercised too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import demo_config, planned_jobs, snakemake, write_config
+
+pytestmark = pytest.mark.workflow
+
+FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")
+LANGS = ["de", "kk"]
+RUNS = ["bisent2vec-uni", "fasttext-cbow"]
+TARGETS = ["results/tables/tatoeba.csv", "results/plots/tatoeba_groups.png"]
+
+
+def bisent2vec_config(bli: bool) -> dict:
+    config = demo_config()
+    assert [run for run in config["runs"] if run in RUNS] == RUNS
+    config["languages"] = LANGS
+    config["runs"] = {run: config["runs"][run] for run in RUNS}
+    config["bisent2vec"]["tfidf"] = True
+    config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
+    if bli:
+        config["evaluate"]["bli"] = {"dictionaries": {"de": f"freedict:{FREEDICT}"}}
+    return config
+
+
+@pytest.fixture(scope="module")
+def b2v_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    workdir = tmp_path_factory.mktemp("bisent2vec")
+    bli = FREEDICT.is_file() and FREEDICT.with_name("freedict-eng-deu.index").is_file()
+    config = bisent2vec_config(bli)
+    configfile = write_config(workdir / "config.yaml", config)
+    targets = [*TARGETS, *(["results/tables/bli.csv"] if bli else [])]
+    snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
+    return {"dir": workdir, "config": config, "configfile": configfile, "targets": targets}
+
+
+def test_a_model_per_run_and_language_pair(b2v_run):
+    results = b2v_run["dir"] / "results"
+    assert (results / "build/bisent2vec/bisent2vec").is_file()
+    assert (results / "benchmarks/bisent2vec_build.tsv").is_file()
+    settings = b2v_run["config"]["bisent2vec"]
+    for run in RUNS:
+        for lang in LANGS:
+            model = results / f"models/{run}/seed42/{lang}"
+            files = {p.name for p in model.iterdir()}
+            assert {"vectors.en.vec", f"vectors.{lang}.vec", "stats.json"} <= files
+            assert ("model.bin" in files) == (run == "bisent2vec-uni")
+            stats = json.loads((model / "stats.json").read_text())
+            assert stats["method"] == b2v_run["config"]["runs"][run]["method"]
+            assert stats["langs"] == ["en", lang]
+            assert stats["settings"]["dim"] == settings["dim"]
+            assert stats["settings"]["seed"] == 42  # the run's seed
+            assert stats["vocabulary"][lang] > 500  # min_count 1 on ~1,300 pairs
+            header = (model / f"vectors.{lang}.vec").open().readline().split()
+            assert int(header[1]) == settings["dim"]
+            log = b2v_run["dir"] / f"logs/bisent2vec_train/{run}/seed42/{lang}.log"
+            assert "vocabulary" in log.read_text()
+
+
+def test_tatoeba_rows_for_the_word_vector_runs(b2v_run):
+    results = b2v_run["dir"] / "results"
+    for run in RUNS:
+        rows = pl.read_parquet(results / f"eval/tatoeba/{run}/seed42.parquet")
+        assert sorted(set(rows["lang"])) == sorted(LANGS)
+        assert rows.height == 3 * len(LANGS)  # xx2en, en2xx, mean
+        assert set(rows["run"]) == {run} and set(rows["seed"]) == {42}
+        assert all(n > 100 for n in rows["n"])
+    summary = pl.read_csv(results / "tables/tatoeba.csv")
+    assert summary["run"].to_list() == RUNS
+    # A few hundred held-out pairs per language (chance: well under 1%); the demo's
+    # settings reach about 30% on the full demo.
+    assert all(10 < value <= 100 for value in summary["all"])
+    assert (results / "plots/tatoeba_groups.png").stat().st_size > 0
+
+
+def test_bli_table(b2v_run):
+    if "results/tables/bli.csv" not in b2v_run["targets"]:
+        pytest.skip(
+            f"{FREEDICT} (+ .index) is not installed: the BLI part needs the FreeDict en-de "
+            "dictionary (apt-get install dict-freedict-eng-deu; tests/data/install_system_deps.sh)"
+        )
+    results = b2v_run["dir"] / "results"
+    table = pl.read_csv(results / "tables/bli.csv")
+    assert table["run"].to_list() == RUNS
+    metrics = [f"p@{k}_{m}" for m in ("nn", "csls") for k in (1, 5, 10)]
+    assert table.columns == [
+        "run",
+        "seeds",
+        *(f"de_{d}_{m}" for d in ("en2xx", "xx2en") for m in metrics),
+    ]
+    for row in table.to_dicts():
+        for d in ("en2xx", "xx2en"):
+            for m in ("nn", "csls"):
+                p1, p5, p10 = (row[f"de_{d}_p@{k}_{m}"] for k in (1, 5, 10))
+                assert 0 <= p1 <= p5 <= p10 <= 100
+                assert p10 > 5, (row["run"], d, m)  # CLDR names and UI words: far from chance
+    coverage = json.loads((results / "eval/bli/bisent2vec-uni/seed42/de.en2xx.json").read_text())
+    assert coverage["coverage"]["queries"] > 100
+    # The xx2en dictionary is the en-de one reversed.
+    en2xx = (results / "data/bli/de.en2xx.txt").read_text().splitlines()
+    xx2en = (results / "data/bli/de.xx2en.txt").read_text().splitlines()
+    assert len(en2xx) == len(xx2en) > 10000
+    assert "\t".join(reversed(en2xx[0].split("\t"))) in xx2en
+    assert "| bisent2vec-uni | 1 |" in (results / "tables/bli.md").read_text()
+
+
+def test_a_rerun_plans_nothing_and_tfidf_reruns_only_the_evaluation(b2v_run, tmp_path):
+    workdir, configfile = b2v_run["dir"], b2v_run["configfile"]
+    assert planned_jobs(workdir, configfile, *b2v_run["targets"]) == {}
+    config = json.loads(json.dumps(b2v_run["config"]))
+    config["bisent2vec"]["tfidf"] = False
+    changed = write_config(tmp_path / "changed.yaml", config)
+    assert planned_jobs(workdir, changed, *TARGETS) == {
+        "eval_tatoeba_bisent2vec": len(RUNS),
+        "tables_tatoeba": 1,
+        "plots": 1,
+    }
+    config["runs"]["bisent2vec-uni"]["bisent2vec"] = {"epoch": 10}
+    changed = write_config(tmp_path / "changed.yaml", config)
+    assert planned_jobs(workdir, changed, *TARGETS) == {
+        "bisent2vec_train": len(LANGS),
+        "eval_tatoeba_bisent2vec": len(RUNS),
+        "tables_tatoeba": 1,
+        "plots": 1,
+    }
+
+
+# -- dry runs: what the configuration plans -------------------------------------------------
+def test_the_bli_table_is_planned_only_with_dictionaries(tmp_path):
+    config = demo_config()
+    word_vector_runs = [run for run, spec in config["runs"].items() if "model" not in spec]
+    assert word_vector_runs == RUNS
+    jobs = planned_jobs(tmp_path, write_config(tmp_path / "plain.yaml", config))
+    assert "tables_bli" not in jobs and "eval_bli" not in jobs
+    assert jobs["bisent2vec_train"] == len(RUNS) * 12 and jobs["bisent2vec_build"] == 1
+    (tmp_path / "kk-en.txt").write_text("сәлем\thello\n")
+    config["evaluate"]["bli"] = {
+        "dictionaries": {
+            "de": "https://example.org/en-de.txt",  # en2xx and, reversed, xx2en
+            "kk": {"xx2en": "kk-en.txt"},  # one direction of its own
+        }
+    }
+    jobs = planned_jobs(tmp_path, write_config(tmp_path / "bli.yaml", config))
+    assert (jobs["bli_dictionary"], jobs["eval_bli"], jobs["tables_bli"]) == (3, 3 * len(RUNS), 1)
+
+
+def test_without_word_vector_runs_no_bisent2vec_job_is_planned(tmp_path):
+    config = demo_config()
+    config["runs"] = {"tr": config["runs"]["tr"]}
+    config["tables"]["ablation"]["runs"] = []
+    jobs = planned_jobs(tmp_path, write_config(tmp_path / "config.yaml", config))
+    assert jobs["train"] == jobs["eval_tatoeba"] == 1
+    assert not [rule for rule in jobs if "bisent2vec" in rule or "bli" in rule]

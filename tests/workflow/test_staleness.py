@@ -1,0 +1,167 @@
+"""What runs again after a change, and what does not: Snakemake's own bookkeeping (params,
+input files and their checksums in .snakemake/metadata), no stamps of ours.
+
+test_demo.py has the first two cases on the demo run (nothing changed: nothing to do; an
+evaluation setting: evaluation and tables). Here: one run's training setting (only that
+run), a changed local corpus file (only its language's corpus, words and alignment shards,
+and what depends on them), and a file touched without changing its content (nothing).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SHARED, copy_tree, demo_config, snakemake, write_config
+
+pytestmark = pytest.mark.workflow
+
+# Rules that gather every run (no wildcards): they follow any run's change.
+AGGREGATES = re.compile(r"tables_\w+|plots")
+# A job's header and its more-indented body; jobs of a group job are printed indented.
+JOB = re.compile(
+    r"^([ \t]*)(?:local)?(?:rule|checkpoint) (\w+):\n((?:\1[ \t]+.*\n)*)", re.MULTILINE
+)
+
+
+def jobs_in(out: str) -> list[tuple[str, dict[str, str]]]:
+    """The (rule, wildcards) of each job Snakemake printed, in a dry run or a real one;
+    without the target rule `all`."""
+    jobs = []
+    for _, rule, body in JOB.findall(out):
+        found = re.search(r"^\s+wildcards: (.*)$", body, flags=re.MULTILINE)
+        pairs = found.group(1).split(", ") if found else []
+        if rule != "all":
+            jobs.append((rule, dict(pair.split("=", 1) for pair in pairs)))
+    return jobs
+
+
+def planned(workdir: Path, configfile: Path, *targets: str) -> list[tuple[str, dict[str, str]]]:
+    proc = snakemake(workdir, *targets, "--dry-run", "--configfile", str(configfile))
+    return jobs_in(proc.stdout + proc.stderr)
+
+
+def test_one_runs_training_setting_reruns_that_run_and_the_tables(demo_run, tmp_path):
+    config = demo_config()
+    assert len(config["runs"]) > 1 and "dap" not in config["tables"]["ablation"]["runs"]
+    config["runs"]["dap"]["train"]["rtl_weight"] = 0.2
+    changed = write_config(tmp_path / "changed.yaml", config)
+    jobs = planned(demo_run, changed)
+    assert sorted((rule, w) for rule, w in jobs if w) == [
+        ("eval_tatoeba", {"run": "dap", "seed": "42"}),
+        ("train", {"run": "dap", "seed": "42"}),
+    ]
+    aggregates = {rule for rule, w in jobs if not w}
+    assert "tables_tatoeba" in aggregates
+    assert all(AGGREGATES.fullmatch(rule) for rule in aggregates), aggregates
+    # dap is not in the ablation table: that table stays.
+    assert "tables_ablation" not in aggregates
+
+
+# -- a local corpus: a directory of Moses files -------------------------------------------
+
+LANGS = ["kk", "te"]
+PAIRS = 2000  # lines taken from each ../shared/data/l10n file
+
+
+def _local_config() -> dict:
+    config = demo_config()
+    config["languages"] = LANGS
+    config["corpus"] = {
+        "source": "local",
+        "local": {"dir": "corpus"},  # inside the work directory: copied with it
+        "clean": {"min_tokens": 2},
+        "max_pairs": 600,
+        "dev_pairs": 100,
+    }
+    config["align"]["shard_size"] = 300
+    config["models"]["tiny"]["vocab_size"] = 1000
+    config["runs"] = {"tr": {"method": "tr", "model": "tiny", "seeds": [42]}}
+    config["train"].update(
+        max_steps=5,
+        eval_every=5,
+        checkpoint_every=5,
+        warmup_steps=1,
+        batch_size=32,
+        micro_batch_size=32,
+    )
+    config["evaluate"] = {"tatoeba": {"dir": str(SHARED / "tatoeba" / "v1")}}
+    config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
+    return config
+
+
+def _corpus_file(lang: str, side: str) -> str:
+    pair = "-".join(sorted(("en", lang)))
+    return f"l10n.{pair}.{side}.gz"
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory) -> Path:
+    """The whole DAG (`rule all`) on the first PAIRS lines of the l10n files of kk and te."""
+    if not (SHARED / "l10n").is_dir() or not (SHARED / "tatoeba" / "v1").is_dir():
+        pytest.skip(f"needs {SHARED}/l10n and {SHARED}/tatoeba/v1 beside the checkout")
+    workdir = tmp_path_factory.mktemp("local")
+    corpus = workdir / "corpus"
+    corpus.mkdir()
+    for lang in LANGS:
+        for side in ("en", lang):
+            name = _corpus_file(lang, side)
+            with gzip.open(SHARED / "l10n" / name) as f:
+                lines = [f.readline() for _ in range(PAIRS)]
+            (corpus / name).write_bytes(gzip.compress(b"".join(lines)))
+    configfile = write_config(workdir / "config.yaml", _local_config())
+    snakemake(workdir, "--cores", "2", "--configfile", str(configfile))
+    return workdir
+
+
+@pytest.mark.shared
+def test_a_touched_corpus_file_with_the_same_content_reruns_nothing(local_run, tmp_path):
+    """Snakemake recorded the checksum of each input file (up to --max-checksum-file-size,
+    1 MB by default) when its job ran; a newer mtime with the same checksum is no change."""
+    workdir = copy_tree(local_run, tmp_path / "run")
+    configfile = workdir / "config.yaml"
+    assert planned(workdir, configfile) == []
+    later = time.time() + 60
+    for side in ("en", "kk"):
+        path = workdir / "corpus" / _corpus_file("kk", side)
+        assert path.stat().st_size < 1_000_000
+        os.utime(path, (later, later))
+    assert planned(workdir, configfile) == []
+
+
+@pytest.mark.shared
+def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, tmp_path):
+    workdir = copy_tree(local_run, tmp_path / "run")
+    configfile = workdir / "config.yaml"
+    results = workdir / "results"
+    te_files = {
+        p: p.read_bytes()
+        for pattern in ("corpus/te/*", "words/te/*", "align/eflomal/te/*")
+        for p in results.glob(pattern)
+    }
+    kk_shards = {p: p.stat().st_mtime_ns for p in results.glob("align/eflomal/kk/shard-*")}
+    for side in ("en", "kk"):  # a new release of the kk corpus: its last 10 pairs removed
+        path = workdir / "corpus" / _corpus_file("kk", side)
+        lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+        path.write_bytes(gzip.compress(b"".join(lines[:-10])))
+
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(configfile))
+    ran = jobs_in(proc.stdout + proc.stderr)
+    per_language = {rule for rule, w in ran if "lang" in w}
+    assert {"clean", "sample", "words", "align_shard", "align_manifest"} <= per_language
+    # te's corpus, words and alignment shards are not redone: only what depends on the
+    # shared scratch tokenizer (trained on every language) is, for every language.
+    assert {(rule, w["lang"]) for rule, w in ran if w.get("lang") == "te"} <= {
+        ("subwords", "te"),
+        ("word_spans", "te"),
+    }
+    assert all(p.read_bytes() == content for p, content in te_files.items())
+    assert all(p.stat().st_mtime_ns != mtime for p, mtime in kk_shards.items())
+    rules = {rule for rule, _ in ran}
+    assert {"tokenizer", "train", "eval_tatoeba", "tables_tatoeba"} <= rules
+    # And then it is up to date.
+    assert planned(workdir, configfile) == []
