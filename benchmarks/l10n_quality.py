@@ -2,8 +2,9 @@
 
 Runs the workflow with `resources/l10n/config.yaml` (all 36 languages of
 ../shared/data/l10n, a small XLM-R-shaped encoder from scratch, a fixed number of steps: the
-CPU budget; runs `tr` and `wacse`, the latter on eflomal links) in `benchmarks/out/l10n/`,
-then sets their Tatoeba accuracy per language group beside the untrained floor: character
+CPU budget; runs `tr` and `wacse`, the latter on eflomal links, and Bi-Sent2vec word vectors
+on the same pairs) in `benchmarks/out/l10n/`, then sets their Tatoeba accuracy per language
+group beside the untrained floor: character
 1-4-gram tf-idf retrieval (`char_wb` n-grams, inside word boundaries, fitted per language on
 the test sentences of both sides, cosine similarity, both directions).
 
@@ -64,6 +65,30 @@ def tfidf_floor(directory: Path, langs: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def _benchmark(path: Path) -> dict[str, float]:
+    with open(path) as f:
+        cost = next(csv.DictReader(f, delimiter="\t"))
+    return {"train_wall_s": float(cost["s"]), "train_cpu_s": float(cost["cpu_time"])}
+
+
+def training_cost(workdir: Path, run: str, config: dict, langs: list[str]) -> dict:
+    """What training `run` (seed 42) cost: an encoder's one job, with its best dev step, or the
+    sum of a word-vector run's jobs (one per language)."""
+    if "model" not in config["runs"][run]:
+        costs = [
+            _benchmark(workdir / f"results/benchmarks/bisent2vec_train/{run}/seed42/{lang}.tsv")
+            for lang in langs
+        ]
+        return {key: sum(cost[key] for cost in costs) for key in costs[0]}
+    best = json.loads((workdir / f"results/models/{run}/seed42/best.json").read_text())
+    return {
+        **_benchmark(workdir / f"results/benchmarks/train/{run}/seed42.tsv"),
+        "train_steps": config["train"]["max_steps"],
+        "best_dev_step": best["step"],
+        "best_dev_p1": best["dev_p1"],
+    }
+
+
 def run_workflow(workdir: Path, config: dict, cores: int) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     configfile = workdir / "config.yaml"
@@ -83,6 +108,8 @@ def run_workflow(workdir: Path, config: dict, cores: int) -> None:
             str(cores),
             "--configfile",
             str(configfile),
+            # An interrupted benchmark resumes: training restarts from its last checkpoint.
+            "--rerun-incomplete",
         ],
         check=True,
         env=env,
@@ -113,18 +140,7 @@ def main() -> None:
     summary, per_language = tables.tatoeba_tables(
         [tfidf_floor(SHARED / "tatoeba" / "v1", langs), *ours], groups
     )
-    training = {}
-    for run in runs:
-        with open(workdir / f"results/benchmarks/train/{run}/seed42.tsv") as f:
-            cost = next(csv.DictReader(f, delimiter="\t"))
-        best = json.loads((workdir / f"results/models/{run}/seed42/best.json").read_text())
-        training[run] = {
-            "train_steps": config["train"]["max_steps"],
-            "train_wall_s": float(cost["s"]),
-            "train_cpu_s": float(cost["cpu_time"]),
-            "best_dev_step": best["step"],
-            "best_dev_p1": best["dev_p1"],
-        }
+    training = {run: training_cost(workdir, run, config, langs) for run in runs}
     result = {
         "training": training,
         "summary": summary.to_dicts(),
@@ -135,11 +151,14 @@ def main() -> None:
     print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
     print(tables.markdown(per_language))
     for run, cost in training.items():
-        print(
-            f"{run}: {cost['train_steps']} steps in {cost['train_wall_s'] / 60:.1f} min "
-            f"({cost['train_cpu_s'] / 60:.1f} CPU min); best dev P@1 {cost['best_dev_p1']} at "
-            f"step {cost['best_dev_step']}"
-        )
+        wall, cpu = cost["train_wall_s"] / 60, cost["train_cpu_s"] / 60
+        line = f"{run}: {wall:.1f} min ({cpu:.1f} CPU min)"
+        if "train_steps" in cost:
+            line += (
+                f", {cost['train_steps']} steps; best dev P@1 {cost['best_dev_p1']} at step "
+                f"{cost['best_dev_step']}"
+            )
+        print(line)
 
 
 if __name__ == "__main__":

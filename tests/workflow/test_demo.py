@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import polars as pl
 import pytest
-from conftest import copy_tree, demo_config, planned_jobs, write_config
+from conftest import copy_tree, demo_config, planned_jobs, snakemake, write_config
 from transformers import AutoModel
 
 from xlsent import languages
@@ -40,6 +41,24 @@ def test_demo_writes_the_ablation_table(demo_run):
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
     low8 = dict(zip(summary["run"], summary["low8"], strict=True))
     assert ablation["low8"].to_list() == [low8[run] for run in ablation["run"]]
+
+
+def test_report_embeds_the_tables_and_plots(demo_run, tmp_path):
+    report = tmp_path / "report.html"
+    snakemake(demo_run, "--configfile", str(demo_run / "config.yaml"), "--report", str(report))
+    html = report.read_text()
+    for path in (
+        "tables/tatoeba.csv",
+        "tables/tatoeba_langs.csv",
+        "tables/ablation.csv",
+        "plots/tatoeba_groups.png",
+        "plots/dev_curves.png",
+    ):
+        # Each output marked with report() is embedded whole, as a base64 data URI.
+        assert base64.b64encode((demo_run / "results" / path).read_bytes()).decode() in html
+    # The captions are rendered with the run's config.
+    groups = ", ".join(demo_config()["tables"]["groups"])
+    assert "Tatoeba retrieval accuracy" in html and f"({groups})" in html
 
 
 def test_word_level_runs_log_their_losses(demo_run):
