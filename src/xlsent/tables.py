@@ -37,6 +37,18 @@ def load_results(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.
     return pl.concat(parts, how="vertical_relaxed")
 
 
+def _refuse_duplicates(results: pl.DataFrame, key: list[str]) -> None:
+    """Stop when two rows fill the same cell (`key` starts with run and seed)."""
+    duplicated = results.filter(pl.struct(key).is_duplicated())
+    if not duplicated.is_empty():
+        first = duplicated.row(0, named=True)
+        cell = " ".join(str(first[column]) for column in key[2:])
+        raise ValueError(
+            f"run {first['run']!r} seed {first['seed']} has more than one {cell} result: was a "
+            "result file passed twice?"
+        )
+
+
 def _seed_means(results: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     """Accuracy averaged over seeds per (run, lang, direction), and each run's seed count.
 
@@ -49,14 +61,7 @@ def _seed_means(results: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     tasks = acc["task"].unique().to_list()
     if len(tasks) > 1:
         raise ValueError(f"results of several tasks were mixed into one table: {sorted(tasks)}")
-    key = ["run", "seed", "lang", "direction"]
-    duplicated = acc.filter(pl.struct(key).is_duplicated())
-    if not duplicated.is_empty():
-        first = duplicated.row(0, named=True)
-        raise ValueError(
-            f"run {first['run']!r} seed {first['seed']} has more than one {first['lang']} "
-            f"{first['direction']} accuracy: was a result file passed twice?"
-        )
+    _refuse_duplicates(acc, ["run", "seed", "lang", "direction", "metric"])
     seeds = dict(acc.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
     cells = acc.group_by("run", "lang", "direction", maintain_order=True).agg(
         pl.col("value").mean(), pl.col("seed").n_unique().alias("seeds")
@@ -243,14 +248,7 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
     tasks = results["task"].unique().to_list()
     if tasks != ["bli"]:
         raise ValueError(f"expected BLI results (task 'bli'), got tasks {sorted(tasks)}")
-    key = ["run", "seed", "lang", "direction", "metric"]
-    duplicated = results.filter(pl.struct(key).is_duplicated())
-    if not duplicated.is_empty():
-        first = duplicated.row(0, named=True)
-        raise ValueError(
-            f"run {first['run']!r} seed {first['seed']} has more than one {first['lang']} "
-            f"{first['direction']} {first['metric']}: was a result file passed twice?"
-        )
+    _refuse_duplicates(results, ["run", "seed", "lang", "direction", "metric"])
     seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
     cells = results.group_by("run", "lang", "direction", "metric", maintain_order=True).agg(
         pl.col("value").mean(), pl.col("n").mean(), pl.col("seed").n_unique().alias("seeds")
