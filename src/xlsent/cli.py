@@ -17,7 +17,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from xlsent.corpus.bitext import CorpusError
 from xlsent.io import write_json
 
 log = logging.getLogger("xlsent")
@@ -694,23 +693,11 @@ def main(argv: list[str] | None = None) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    from xlsent.bisent2vec import Bisent2vecError
-    from xlsent.config import ConfigError
-    from xlsent.download import DownloadError
-    from xlsent.evaluate.bli import DictionaryError
-    from xlsent.evaluate.tatoeba import TatoebaError
+    from xlsent.errors import XlsentError
 
     try:
         _COMMANDS[args.command](args)
-    except (
-        CorpusError,
-        ConfigError,
-        DownloadError,
-        TatoebaError,
-        FileNotFoundError,
-        Bisent2vecError,  # bisent2vec
-        DictionaryError,  # bisent2vec
-    ) as err:
+    except (XlsentError, FileNotFoundError) as err:
         log.error("%s", err)
         sys.exit(2)
 

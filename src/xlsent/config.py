@@ -19,9 +19,10 @@ import jsonschema
 import yaml
 
 from xlsent import languages
+from xlsent.errors import XlsentError
 
 
-class ConfigError(ValueError):
+class ConfigError(XlsentError):
     pass
 
 

@@ -27,6 +27,7 @@ import requests
 import urllib3
 from tqdm import tqdm
 
+from xlsent.errors import XlsentError
 from xlsent.io import read_json, write_json
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ _DEFAULT_HINT = (
 )
 
 
-class DownloadError(RuntimeError):
+class DownloadError(XlsentError):
     """A download that cannot be completed; the message names the URL and what to do."""
 
 

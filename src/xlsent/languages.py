@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xlsent.errors import XlsentError
+
 
 @dataclass(frozen=True)
 class Language:
@@ -79,7 +81,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-class UnknownLanguageError(ValueError):
+class UnknownLanguageError(XlsentError):
     pass
 
 

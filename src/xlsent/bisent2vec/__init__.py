@@ -17,6 +17,8 @@ One model is trained per language pair en-xx, as the paper does.
 
 from __future__ import annotations
 
+from xlsent.errors import XlsentError
 
-class Bisent2vecError(RuntimeError):
+
+class Bisent2vecError(XlsentError):
     """A build, training run or model file that failed; the message names the cause and fix."""

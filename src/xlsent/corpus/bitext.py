@@ -17,8 +17,10 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import IO
 
+from xlsent.errors import XlsentError
 
-class CorpusError(RuntimeError):
+
+class CorpusError(XlsentError):
     """Bad corpus input that cannot be skipped line by line; the message says how to fix it."""
 
 

@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from xlsent.errors import XlsentError
 from xlsent.io import atomic_path
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ CSLS_K = 10
 METHODS = ("nn", "csls")
 
 
-class DictionaryError(ValueError):
+class DictionaryError(XlsentError):
     """A dictionary file that cannot be read; the message names the file, line and fix."""
 
 

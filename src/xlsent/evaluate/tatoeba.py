@@ -13,13 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.errors import XlsentError
 from xlsent.evaluate.search import p_at_1
 from xlsent.languages import ENGLISH, UnknownLanguageError, get
 
 LASER_URL = "https://raw.githubusercontent.com/facebookresearch/LASER/main/data/tatoeba/v1"
 
 
-class TatoebaError(ValueError):
+class TatoebaError(XlsentError):
     """A Tatoeba file that cannot be evaluated; the message names the file and the fix."""
 
 
