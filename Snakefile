@@ -6,9 +6,11 @@
 # A --configfile replaces config.yaml (keys it leaves out take the schema's defaults).
 from pathlib import Path
 
+from snakemake.logging import logger
 from snakemake.utils import min_version
 
 import xlsent.config
+import xlsent.recovery
 
 min_version("8.20")
 
@@ -18,15 +20,45 @@ if not workflow.config_settings.configfiles:
     configfile: "config.yaml"
 
 
+# Everything the config alone decides fails here, before any job runs. The files it names are
+# checked by the process that plans the run: a cluster job's node may not see them, nor need to.
 try:
     xlsent.config.validate(
         config, Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
     )
+    if workflow.is_main_process:
+        xlsent.config.check_paths(config, workflow.basedir)
+        for warning in xlsent.config.config_warnings(config):
+            logger.warning(warning)
 except xlsent.config.ConfigError as err:
     raise WorkflowError(str(err)) from None
 
 
 report: "workflow/report/workflow.rst"
+
+
+# A lock left by a local Snakemake that was killed (kill -9, a reboot) is released here, so
+# that the plain command runs again; a live run's lock, or a cluster run's, is kept.
+if workflow.is_main_process:
+    released, why = xlsent.recovery.release_stale_lock(".snakemake")
+    if why:
+        logger.warning(
+            f"{'Released' if released else 'Kept'} the lock of an earlier run: {why}."
+        )
+
+
+onstart:
+    # Now this process holds the lock; outputs that this run rebuilds because their inputs
+    # change are removed before any job starts (xlsent.recovery: why).
+    xlsent.recovery.record_lock_owner(".snakemake", workflow.executor_plugin.name)
+    if not workflow.touch:
+        removed = xlsent.recovery.invalidate_rebuilt_outputs(workflow.dag)
+        if removed:
+            logger.info(
+                f"Removed {len(removed)} outputs that this run rebuilds from changed inputs: "
+                + ", ".join(removed[:8])
+                + (" ..." if len(removed) > 8 else "")
+            )
 
 
 include: "workflow/rules/common.smk"

@@ -92,7 +92,15 @@ def sample(args: argparse.Namespace) -> None:
     from xlsent.corpus.sample import SampleConfig
     from xlsent.corpus.sample import sample as draw
 
-    cfg = SampleConfig(args.max_pairs, args.dev_pairs, args.dev_fraction, args.seed)
+    cfg = SampleConfig(
+        args.max_pairs,
+        args.dev_pairs,
+        args.dev_fraction,
+        args.seed,
+        args.min_train_pairs,
+        args.min_dev_pairs,
+        args.min_pairs_action,
+    )
     write_json(args.stats, draw(args.clean, args.lang, args.train, args.dev, cfg))
 
 
@@ -300,8 +308,9 @@ def fetch_tatoeba(args: argparse.Namespace) -> None:
 def tables(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
-    summary, per_language = result_tables.tatoeba_tables(args.results, args.groups)
-    for path in result_tables.write_tables(summary, per_language, Path(args.out)):
+    scarce = result_tables.scarce_languages(args.corpus_stats)
+    summary, per_language = result_tables.tatoeba_tables(args.results, args.groups, scarce)
+    for path in result_tables.write_tables(summary, per_language, Path(args.out), scarce=scarce):
         log.info("wrote %s", path)
 
 
@@ -319,11 +328,17 @@ def tables_ablation(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
     table = result_tables.ablation_table(args.results, args.runs, args.groups)
+    scarce = {
+        lang: text
+        for lang, text in result_tables.scarce_languages(args.corpus_stats).items()
+        if lang in table.columns
+    }
     result_tables.write_table(
         table,
         Path(args.out),
         caption="Ablation (WACSE Table 10): Tatoeba accuracy (%), mean of both directions, "
         f"averaged over {', '.join(args.groups)} and per language; seeds averaged.",
+        notes=result_tables.scarce_note(scarce),
     )
     log.info("wrote %s", args.out)
 
@@ -482,6 +497,14 @@ def eval_bli(args: argparse.Namespace) -> None:
         )
 
 
+# -- users ---------------------------------------------------------------------------------------
+@command
+def status(args: argparse.Namespace) -> None:
+    from xlsent.status import report
+
+    print(report(args.snakemake_args))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="xlsent", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -517,6 +540,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dev-pairs", type=int, required=True)
     p.add_argument("--dev-fraction", type=float, required=True)
     p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--min-train-pairs", type=int, required=True)
+    p.add_argument("--min-dev-pairs", type=int, required=True)
+    p.add_argument("--min-pairs-action", choices=["error", "warn"], required=True)
 
     p = sub.add_parser("demo-testset", help="write the demo's held-out pairs in LASER layout")
     p.add_argument("--langs", nargs="+", required=True)
@@ -614,6 +640,9 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tables", help="gather evaluation results into tables")
     p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument(
+        "--corpus-stats", nargs="*", default=[], help="sample_stats.json: marks scarce languages"
+    )
     p.add_argument("--out", required=True)
     p.add_argument("results", nargs="+")
 
@@ -627,6 +656,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tables-ablation", help="the ablation table of chosen runs")
     p.add_argument("--runs", nargs="+", required=True)
     p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument(
+        "--corpus-stats", nargs="*", default=[], help="sample_stats.json: marks scarce languages"
+    )
     p.add_argument("--out", required=True)
     p.add_argument("results", nargs="+")
     p = sub.add_parser("tables-bli", help="the word translation table of the BLI results")
@@ -683,22 +715,43 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--stats", help="JSON of the rows and the dictionary's coverage")
 
+    p = sub.add_parser(
+        "status",
+        help="what the next run redoes and why: `xlsent status [SNAKEMAKE ARGS]`, e.g. "
+        "`xlsent status --configfile resources/demo/config.yaml`",
+    )
+    # Its arguments are Snakemake's, passed through as they are (main() collects them).
+
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "status":
+        args.snakemake_args = rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
     from xlsent.errors import XlsentError
+    from xlsent.io import describe_os_error
 
     try:
         _COMMANDS[args.command](args)
     except (XlsentError, FileNotFoundError) as err:
         log.error("%s", err)
+        sys.exit(2)
+    except OSError as err:
+        # Permissions or a full disk on a file no reader or writer turned into an error of its
+        # own: still one line, naming the file (Python's OSError carries it) and the fix.
+        fix = describe_os_error(err, err.filename) if isinstance(err.filename, str) else None
+        if fix is None:
+            raise
+        log.error("%s: %s", err.filename, fix)
         sys.exit(2)
 
 

@@ -4,12 +4,20 @@ The JSON schema (`workflow/schemas/config.schema.yaml`) holds every key with its
 description. Validation fills the defaults and turns the first violation into one sentence
 that names the key and says what to do, e.g. "config key `corpus.max_pair` is not known
 (did you mean `corpus.max_pairs`?)".
+
+Everything the config alone decides is checked before any job runs, so that a mistake costs a
+second, not the hours of corpus and alignment work before the job that trips on it:
+`validate` holds the rules between keys (pure, the same everywhere), `check_paths` the files
+and directories the config names (on the machine that plans the run), and `config_warnings`
+the settings that run but probably not as meant.
 """
 
 from __future__ import annotations
 
 import copy
 import difflib
+import functools
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +27,8 @@ import jsonschema
 import yaml
 
 from xlsent import languages
+from xlsent.corpus import local, opus
+from xlsent.corpus.bitext import CorpusError
 from xlsent.errors import XlsentError
 
 
@@ -57,13 +67,15 @@ def _key(path: Any) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
-def _message(error: jsonschema.ValidationError) -> str:
-    where = _key(error.absolute_path)
+def _message(error: jsonschema.ValidationError, root: Sequence[str] = ()) -> str:
+    """One sentence for a schema violation; `root` is where the validated object sits in the
+    config (a run's merged settings are validated on their own)."""
+    where = _key([*root, *error.absolute_path])
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = list(error.schema.get("properties", {}))
         unknown = [k for k in error.instance if k not in allowed]
         if allowed and unknown:
-            parent = _key(error.absolute_path)
+            parent = where
             prefix = "" if parent == "(top level)" else parent + "."
             hints = []
             for key in unknown:
@@ -81,31 +93,53 @@ def _message(error: jsonschema.ValidationError) -> str:
 
 
 def validate(config: dict, schema_path: str | Path) -> dict:
-    """Validate `config` in place (defaults filled) and check cross-key references."""
+    """Validate `config` in place (defaults filled) and check the rules between keys.
+
+    Pure (it opens no file the config names): every process that parses the workflow, a
+    cluster job's included, gets the same answer. The files are `check_paths`'s.
+    """
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
     # The shallowest error first: an unknown section explains everything below it.
     errors = sorted(validator.iter_errors(config), key=lambda e: len(e.absolute_path))
     if errors:
         raise ConfigError(_message(errors[0]))
+    _check_languages(config)
     _check_references(config)
     _check_word_vector_runs(config, schema)
+    _check_encoder_runs(config, schema)
+    _check_models(config)
+    _check_corpus(config)
     return config
 
 
-def _check_references(config: dict) -> None:
-    try:
-        languages.resolve(config["languages"])
-        if config["evaluate"]["tatoeba"]["languages"] is not None:
-            languages.resolve(config["evaluate"]["tatoeba"]["languages"])
-        for group in [*config["tables"]["groups"], *config["tables"]["ablation"]["groups"]]:
+def _check_languages(config: dict) -> None:
+    """Codes and group names wherever the config takes them, each under its own key."""
+    specs = {
+        "languages": config["languages"],
+        "evaluate.tatoeba.languages": config["evaluate"]["tatoeba"]["languages"],
+    }
+    for key, spec in specs.items():
+        if spec is None:
+            continue
+        try:
+            languages.resolve(spec)
+        except languages.UnknownLanguageError as err:
+            raise ConfigError(f"config key `{key}`: {err}") from None
+    groups = {
+        "tables.groups": config["tables"]["groups"],
+        "tables.ablation.groups": config["tables"]["ablation"]["groups"],
+    }
+    for key, names in groups.items():
+        for group in names:
             if group not in languages.GROUPS:
                 raise ConfigError(
-                    f"config key `tables.groups`: unknown group {group!r}; groups are "
+                    f"config key `{key}`: unknown group {group!r}; use group names: "
                     f"{', '.join(languages.GROUPS)}"
                 )
-    except languages.UnknownLanguageError as err:
-        raise ConfigError(f"config key `languages`: {err}") from None
+
+
+def _check_references(config: dict) -> None:
     if config["corpus"]["source"] == "local" and not config["corpus"]["local"]["dir"]:
         raise ConfigError(
             "config key `corpus.local.dir` must be set when `corpus.source` is local: the "
@@ -140,8 +174,8 @@ def _check_references(config: dict) -> None:
 
 
 def _check_word_vector_runs(config: dict, schema: dict) -> None:
-    """A word-vector run's settings (global block + its overrides) against the schema, and
-    the BLI dictionaries' languages."""
+    """A word-vector run's settings (global block + its overrides) against the schema, the
+    languages it is evaluated on, and the BLI dictionaries' languages."""
     block = schema["properties"]["bisent2vec"]
     validator = _with_defaults(jsonschema.Draft202012Validator)(block)
     for name, run in config["runs"].items():
@@ -169,6 +203,19 @@ def _check_word_vector_runs(config: dict, schema: dict) -> None:
             where = f"runs.{name}.bisent2vec" if key in run["bisent2vec"] else "bisent2vec"
             raise ConfigError(f"config key `{where}.{key}`: {error.message}")
     langs = languages.resolve(config["languages"])
+    word_vector_runs = runs_of(config, WORD_VECTOR_METHODS)
+    evaluated = config["evaluate"]["tatoeba"]["languages"]
+    if (
+        word_vector_runs
+        and evaluated is not None
+        and not set(languages.resolve(evaluated)) & set(langs)
+    ):
+        raise ConfigError(
+            "config key `evaluate.tatoeba.languages`: none of them is in `languages`, but the "
+            f"word-vector runs ({', '.join(word_vector_runs)}) evaluate each language with its "
+            "own en-xx model, trained for `languages` only: evaluate at least one language of "
+            "`languages`"
+        )
     for lang in config["evaluate"]["bli"]["dictionaries"]:
         if lang not in langs:
             raise ConfigError(
@@ -176,6 +223,112 @@ def _check_word_vector_runs(config: dict, schema: dict) -> None:
                 f"`languages` ({', '.join(langs)}); a dictionary is evaluated on that "
                 "language's en-xx models"
             )
+
+
+def _multiples_near(value: int, unit: int) -> str:
+    """The multiples of `unit` either side of `value` ("768 or 1024"), for a message."""
+    below = value // unit * unit
+    return " or ".join(str(n) for n in (below, below + unit) if n)
+
+
+def _train_key(config: dict, run: str, name: str) -> str:
+    """The key a run's training setting comes from: its own override or the global block."""
+    return f"runs.{run}.train.{name}" if name in config["runs"][run]["train"] else f"train.{name}"
+
+
+def _check_encoder_runs(config: dict, schema: dict) -> None:
+    """Each encoder run's settings as its trainer gets them (the global `train` block and the
+    run's overrides): the overrides' values against the schema, then the rules between keys
+    that the trainer, or the evaluation after it, would only enforce once its job runs."""
+    validator = jsonschema.Draft202012Validator(schema["properties"]["train"])
+    n_langs = len(languages.resolve(config["languages"]))
+    max_pairs = config["corpus"]["max_pairs"]
+    for run in runs_of(config, ENCODER_METHODS):
+        spec = config["runs"][run]
+        settings = {**config["train"], **spec["train"]}
+        errors = sorted(validator.iter_errors(settings), key=lambda e: len(e.absolute_path))
+        if errors:
+            raise ConfigError(_message(errors[0], root=("runs", run, "train")))
+
+        key = functools.partial(_train_key, config, run)
+        # One process per GPU (torchrun) only when gpus > 1; each takes a micro-batch a step.
+        gpus = max(1, settings["gpus"])
+        micro = settings["micro_batch_size"]
+        step = micro * gpus
+        per_step = (
+            f"`{key('micro_batch_size')}` × `{key('gpus')}` ({micro} × {gpus} = {step} pairs, "
+            "a micro-batch per GPU)"
+            if gpus > 1
+            else f"`{key('micro_batch_size')}` ({micro})"
+        )
+        batch = settings["batch_size"]
+        if batch % step:
+            raise ConfigError(
+                f"config key `{key('batch_size')}` ({batch}) must be a multiple of {per_step}, "
+                "as an optimizer step accumulates whole micro-batches: set it to "
+                f"{_multiples_near(batch, step)}, or change the micro-batch size"
+            )
+        if step > max_pairs * n_langs:
+            raise ConfigError(
+                f"config key `corpus.max_pairs` ({max_pairs}) allows at most "
+                f"{max_pairs * n_langs} training pairs over {n_langs} language(s), fewer than "
+                f"the one micro-batch of {per_step} that the trainer needs: raise "
+                "corpus.max_pairs or lower the micro-batch size"
+            )
+        if spec["method"] == "wacse" and not any(settings["wacse_weights"]):
+            raise ConfigError(
+                f"config key `{key('wacse_weights')}` is all zeros, so run {run!r} would train "
+                "nothing: give at least one objective a positive weight, e.g. the paper's "
+                "[0.8, 0.1, 0.1]"
+            )
+        model = config["models"][spec["model"]]
+        if model["init"] != "scratch":
+            continue  # a pretrained model's depth and positions are its checkpoint's
+        layers = model["num_hidden_layers"]
+        if spec["method"] == "dap" and settings["rtl_layers"] > layers:
+            raise ConfigError(
+                f"config key `{key('rtl_layers')}` ({settings['rtl_layers']}) exceeds the {layers} "
+                f"layers of model {spec['model']!r} (`models.{spec['model']}.num_hidden_layers`), "
+                f"whose last layers DAP's RTL head copies: set it to at most {layers}"
+            )
+        length = config["evaluate"]["max_length"]
+        if length is not None and length > settings["max_length"]:
+            raise ConfigError(
+                f"config key `evaluate.max_length` ({length}) exceeds `{key('max_length')}` "
+                f"({settings['max_length']}) of run {run!r}, whose scratch model has position "
+                f"embeddings for {settings['max_length']} tokens only: set it to at most "
+                f"{settings['max_length']}, or leave it null (each run's own train.max_length)"
+            )
+
+
+def _check_models(config: dict) -> None:
+    """A scratch model's shape, which XLM-R's attention refuses only when a train job builds
+    it (after the corpus, the tokenizer and the alignment)."""
+    for name, model in config["models"].items():
+        if model["init"] != "scratch":
+            continue
+        hidden, heads = model["hidden_size"], model["num_attention_heads"]
+        if hidden % heads:
+            raise ConfigError(
+                f"config key `models.{name}.hidden_size` ({hidden}) must be a multiple of "
+                f"`models.{name}.num_attention_heads` ({heads}), each head taking an equal "
+                f"share of it: set it to {_multiples_near(hidden, heads)}, or change the number "
+                "of heads"
+            )
+
+
+def _check_corpus(config: dict) -> None:
+    """The sampling keys together: dev_pairs > 0 with dev_fraction 0 asks for a dev set that
+    is never drawn, so every language stops at its `sample` job's dev minimum (or trains with
+    no dev pair to select a checkpoint by)."""
+    corpus = config["corpus"]
+    if corpus["dev_fraction"] == 0 and corpus["dev_pairs"] > 0:
+        raise ConfigError(
+            "config key `corpus.dev_fraction` is 0, so no language gets a dev pair although "
+            f"`corpus.dev_pairs` asks for up to {corpus['dev_pairs']} (the dev set is "
+            "min(dev_fraction·N, dev_pairs)): set dev_fraction above 0 (e.g. 0.1), or "
+            "dev_pairs to 0 if no dev set is meant"
+        )
 
 
 def load(path: str | Path, schema_path: str | Path) -> dict:
@@ -256,3 +409,250 @@ def bli_dictionaries(config: dict) -> list[BliDictionary]:
                 if direction in source:
                     out.append(_dictionary(lang, direction, source[direction], reverse=False))
     return out
+
+
+def config_warnings(config: dict) -> list[str]:
+    """Settings of a validated `config` that run, but probably not as meant: one line each.
+
+    Not errors: a short test run rightly lowers `max_steps` alone, and the trainer copes (it
+    evaluates at the last step whatever `eval_every` is). But with `eval_every` above
+    `max_steps` the "best checkpoint by dev P@1" is simply the last step, and with
+    `warmup_steps` above it the learning rate never reaches `lr`: worth a line before hours of
+    training. (`checkpoint_every` above `max_steps` is not: it only means no resumable
+    checkpoint before the end, and a preempted job still saves one.)
+    """
+    out = []
+    for run in runs_of(config, ENCODER_METHODS):
+        settings = {**config["train"], **config["runs"][run]["train"]}
+        key = functools.partial(_train_key, config, run)
+        steps = f"`{key('max_steps')}` ({settings['max_steps']})"
+        if settings["eval_every"] > settings["max_steps"]:
+            out.append(
+                f"config key `{key('eval_every')}` ({settings['eval_every']}) is above {steps}: "
+                "dev P@1 is measured at the last step only, so the exported model is the last "
+                "one, not the best; lower eval_every to select among checkpoints"
+            )
+        if settings["warmup_steps"] > settings["max_steps"]:
+            out.append(
+                f"config key `{key('warmup_steps')}` ({settings['warmup_steps']}) is above "
+                f"{steps}: the learning rate is still warming up when training stops and never "
+                "reaches train.lr; lower warmup_steps"
+            )
+    return list(dict.fromkeys(out))  # runs that inherit the same global keys: said once
+
+
+def check_paths(config: dict, workflow_dir: str | Path) -> None:
+    """Check that the files and directories a validated `config` names exist, as the jobs
+    will open them: relative to the working directory, and the files the workflow may ship
+    (`corpus.opus.manifest`, BLI dictionaries) relative to `workflow_dir` too, as common.smk's
+    `shipped()` finds them.
+
+    Apart from `validate` because the answer depends on the machine: the process that plans
+    the run checks (a cluster job's node may not see the login node's paths, nor need them).
+    Only what the planned jobs read is checked, so that a model no run uses, or dictionaries
+    without a word-vector run, may name another machine's paths; hub ids and URLs are left
+    to their download, which alone can tell.
+    """
+    workflow_dir = Path(workflow_dir)
+    langs = languages.resolve(config["languages"])
+    corpus = config["corpus"]
+    if corpus["source"] == "local":
+        _check_local_corpus(corpus["local"]["dir"], corpus["local"]["corpora"], langs)
+    elif corpus["source"] == "opus":
+        _check_opus_manifest(corpus["opus"], langs, workflow_dir)
+    for run in runs_of(config, ENCODER_METHODS):
+        name = config["runs"][run]["model"]
+        model = config["models"][name]
+        if model["init"] == "pretrained":
+            _check_local_model(
+                f"models.{name}.path",
+                model["path"],
+                "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) "
+                "where there is network",
+            )
+    if config["align"]["method"] == "wspalign":
+        _check_local_model(
+            "align.wspalign.model",
+            config["align"]["wspalign"]["model"],
+            "a WSPAlign checkpoint directory, or a hub id (qiyuw/WSPAlign-xlm-base) where "
+            "there is network; or set align.method: eflomal, which needs neither",
+        )
+    _check_tatoeba_dir(config, langs)
+    if runs_of(config, WORD_VECTOR_METHODS):  # BLI evaluates word-vector runs only
+        _check_bli_dictionaries(config, workflow_dir)
+
+
+def _not_found(path: str | Path, kind: str) -> str:
+    """`directory X does not exist` or `X is not a directory`, for a message."""
+    if Path(path).exists():
+        return f"{path} is not a {kind}"
+    # Only the model keys reach a shell that expands `~`; the others take the path as it is.
+    home = " (`~` is not expanded here: write the full path)" if str(path)[:1] == "~" else ""
+    return f"{kind} {path} does not exist{home}"
+
+
+def _shipped(path: str, workflow_dir: Path) -> Path:
+    """Where the workflow looks for a file it may ship (common.smk's `shipped()`): as given,
+    if it exists there or is absolute, else relative to the workflow."""
+    given = Path(path)
+    return given if given.exists() or given.is_absolute() else workflow_dir / path
+
+
+def _check_local_corpus(directory: str, corpora: list[str] | None, langs: list[str]) -> None:
+    """Every language's Moses files in `corpus.local.dir`, all languages named at once.
+
+    The workflow itself finds them only when it plans a language's `clean` job: the first
+    language it reaches stops it (with a traceback), and a target that needs only other
+    languages (`results/align/eflomal/de/_SUCCESS`) plans and runs without ever looking.
+    """
+    path = Path(directory)
+    if not path.is_dir():
+        raise ConfigError(
+            f"config key `corpus.local.dir`: {_not_found(directory, 'directory')}: point it "
+            "at the directory that holds the Moses files ({corpus}.{a}-{b}.{lang}[.gz])"
+        )
+    without, broken = [], []
+    for lang in langs:
+        try:
+            local.discover(path, lang, corpora)
+        except CorpusError as err:
+            if _has_local_files(path, lang, corpora):
+                broken.append(err)
+            else:
+                without.append(lang)
+    if without:
+        names = ", ".join(without)
+        corpus, which = "{corpus}", " ({corpus} any corpus name, e.g. Tanzil)"
+        if corpora and len(corpora) == 1:
+            corpus, which = corpora[0], ""
+        elif corpora:
+            which = f" ({{corpus}} each of `corpus.local.corpora`: {', '.join(corpora)})"
+        expected = ", ".join(f"{corpus}.{local.pair_name(lang)}.en and .{lang}" for lang in without)
+        raise ConfigError(
+            f"config key `corpus.local.dir`: {directory} has no corpus files for {names}: "
+            f"expected {expected}{which}, plain or .gz, the pair's codes in alphabetical "
+            f"order; put them there or remove {names} from `languages`"
+        )
+    if broken:
+        raise ConfigError(f"config key `corpus.local.dir`: {broken[0]}")
+
+
+def _has_local_files(directory: Path, lang: str, corpora: list[str] | None) -> bool:
+    """Whether `directory` holds either side of `lang`'s pair (of `corpora`, if given): a
+    language with none is to be added or removed, one with a side missing is `discover`'s
+    own message."""
+    pair = local.pair_name(lang)
+    sides = [f"{pair}.{side}{gz}" for side in ("en", lang) for gz in ("", ".gz")]
+    if corpora is None:
+        return any(next(directory.glob(f"*.{side}"), None) for side in sides)
+    return any((directory / f"{corpus}.{side}").exists() for corpus in corpora for side in sides)
+
+
+def _check_opus_manifest(settings: dict, langs: list[str], workflow_dir: Path) -> None:
+    """The OPUS manifest, its corpora and a corpus for every language: what planning the
+    downloads reads, one language at a time."""
+    path = _shipped(settings["manifest"], workflow_dir)
+    if not path.is_file():
+        raise ConfigError(
+            f"config key `corpus.opus.manifest`: {_not_found(path, 'file')}: point it at a "
+            "manifest laid out like resources/opus.yaml"
+        )
+    try:
+        manifest = opus.load_manifest(path)
+    except CorpusError as err:
+        raise ConfigError(f"config key `corpus.opus.manifest`: {err}") from None
+    unknown = [name for name in settings["corpora"] if name not in manifest.corpora]
+    if unknown:
+        raise ConfigError(
+            f"config key `corpus.opus.corpora`: {', '.join(unknown)} not in the OPUS manifest "
+            f"{path}, which lists {', '.join(manifest.corpora)}: fix the name (OPUS's "
+            "spelling, case included) or add the corpus to the manifest"
+        )
+    uncovered = [
+        lang
+        for lang in langs
+        if not any(lang in manifest.corpora[name].languages for name in settings["corpora"])
+    ]
+    if uncovered:
+        names = ", ".join(uncovered)
+        raise ConfigError(
+            f"config key `languages`: no corpus of `corpus.opus.corpora` in the OPUS manifest "
+            f"{path} offers {names}: add them to a corpus's languages there if OPUS has them, "
+            f"use the local source (corpus.local.dir) for them, or remove {names} from "
+            "`languages`"
+        )
+
+
+def _check_local_model(key: str, path: str, fix: str) -> None:
+    """A model path that is clearly local (absolute, `./`, `../`, `~`) must be a directory;
+    anything else may be a hub id (`xlm-roberta-base`, `org/name`) and is left alone."""
+    if not path.startswith(("./", "../", "~")) and not os.path.isabs(path):
+        return
+    directory = Path(path).expanduser()  # the fetch rules' shell expands `~`
+    if not directory.is_dir():
+        raise ConfigError(
+            f"config key `{key}`: {_not_found(directory, 'directory')}: point it at {fix}"
+        )
+
+
+def _check_tatoeba_dir(config: dict, langs: list[str]) -> None:
+    """A user's Tatoeba directory holds the files of every evaluated language."""
+    directory = config["evaluate"]["tatoeba"]["dir"]
+    if not directory or directory.startswith("results/"):
+        return  # downloaded, or written by the workflow (the demo's held-out test set)
+    evaluated = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
+    if not runs_of(config, ENCODER_METHODS):  # word-vector runs: the languages they trained
+        evaluated = [lang for lang in evaluated if lang in langs]
+    if not Path(directory).is_dir():
+        raise ConfigError(
+            f"config key `evaluate.tatoeba.dir`: {_not_found(directory, 'directory')}: point "
+            "it at a directory in the LASER layout (tatoeba.{xxx}-eng.{xxx} and "
+            "tatoeba.{xxx}-eng.eng), or leave it null to download the files"
+        )
+    missing = {}
+    for lang in evaluated:
+        iso3 = languages.get(lang).iso3
+        names = [f"tatoeba.{iso3}-eng.{side}" for side in (iso3, "eng")]
+        absent = [name for name in names if not (Path(directory) / name).is_file()]
+        if absent:
+            missing[lang] = absent
+    if missing:
+        listed = ", ".join(f"{lang} ({', '.join(names)})" for lang, names in missing.items())
+        raise ConfigError(
+            f"config key `evaluate.tatoeba.dir`: {directory} lacks the Tatoeba files of "
+            f"{listed}: put the LASER files there, point evaluate.tatoeba.dir at the "
+            f"directory that holds them, or leave {', '.join(missing)} out of "
+            "`evaluate.tatoeba.languages`"
+        )
+
+
+def _check_bli_dictionaries(config: dict, workflow_dir: Path) -> None:
+    """The local dictionary files, FreeDict's index beside its dictionary included."""
+    sources = config["evaluate"]["bli"]["dictionaries"]
+    for d in bli_dictionaries(config):
+        key = f"evaluate.bli.dictionaries.{d.lang}"
+        if not isinstance(sources[d.lang], str):
+            key += f".{d.direction}"
+        if d.kind == "url":
+            continue
+        path = _shipped(d.location, workflow_dir)
+        if d.kind == "muse" and not path.is_file():
+            raise ConfigError(
+                f"config key `{key}`: {_not_found(path, 'file')}: fix the path, give an "
+                "http(s) URL, or remove the entry"
+            )
+        if d.kind == "freedict":
+            stem = path.name.removesuffix(".dz").removesuffix(".dict")
+            index = path.with_name(f"{stem}.index")
+            if not path.is_file():
+                raise ConfigError(
+                    f"config key `{key}`: FreeDict {_not_found(path, 'file')}: install it "
+                    "(`apt-get install dict-freedict-eng-deu`, or the package of your "
+                    "language pair) or fix the path"
+                )
+            if not index.is_file():
+                raise ConfigError(
+                    f"config key `{key}`: the index of FreeDict dictionary {path}, "
+                    f"{_not_found(index, 'file')}: reinstall its package, or put the .index "
+                    "file beside the dictionary"
+                )

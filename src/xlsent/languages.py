@@ -98,10 +98,20 @@ def get(code: str) -> Language:
 
 
 def resolve(spec: str | list[str]) -> list[str]:
-    """Expand a group name or a list of codes/group names into a list of codes, in order."""
+    """Expand a group name or a list of codes/group names into a list of codes, in order.
+
+    An item that is neither is answered with both lists: a config names groups as often as
+    codes, and a mistyped group (`low9`) is not a language code gone wrong.
+    """
     items = [spec] if isinstance(spec, str) else list(spec)
     codes: list[str] = []
     for item in items:
+        if item not in GROUPS and item not in LANGUAGES:
+            codes_known = " ".join(sorted(code for code in LANGUAGES if code != ENGLISH.code))
+            raise UnknownLanguageError(
+                f"unknown language code or group {item!r}: use ISO 639-1 codes from the language "
+                f"table (xlsent.languages): {codes_known}; or group names: {', '.join(GROUPS)}"
+            )
         for code in GROUPS.get(item, (item,)):
             if get(code) == ENGLISH:
                 raise UnknownLanguageError(

@@ -7,6 +7,7 @@ language and direction, then languages are averaged over the groups of the paper
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,16 +85,34 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(values) / len(values)
 
 
+def scarce_languages(stats: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+    """The languages that trained on fewer pairs than the minimum (the sample stage let them
+    through with `corpus.min_pairs_action: warn`), from their sample statistics, as
+    {lang: "train 32 < 500, dev 4 < 50"}."""
+    scarce = {}
+    for path in stats:
+        record = json.loads(Path(path).read_text())
+        if record.get("below_min"):
+            scarce[record["lang"]] = ", ".join(
+                f"{split} {n} < {minimum}" for split, (n, minimum) in record["below_min"].items()
+            )
+    return scarce
+
+
 def tatoeba_tables(
-    frames: Sequence[pl.DataFrame | str | os.PathLike[str]], groups: list[str]
+    frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
+    groups: list[str],
+    scarce: dict[str, str] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(summary, per_language) Tatoeba tables, one row per run in order of appearance.
 
     Summary columns: `run`, `seeds`; per group of `groups` (and `all`, every evaluated
     language) the average over its languages of the mean of both directions (WACSE Table 3),
-    then the per-direction averages `{group}_xx2en` and `{group}_en2xx` (DAP Table 1); and
-    `missing`, the languages of `groups` the run lacks (their groups are null), or null.
-    Per-language: `run` and the mean-direction accuracy of each language.
+    then the per-direction averages `{group}_xx2en` and `{group}_en2xx` (DAP Table 1);
+    `missing`, the languages of `groups` the run lacks (their groups are null), or null; and
+    `scarce`, the evaluated languages of `scarce` (`scarce_languages`: trained on fewer pairs
+    than the minimum), or null. Per-language: `run` and the mean-direction accuracy of each
+    language.
     """
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
@@ -116,6 +135,7 @@ def tatoeba_tables(
             for name, codes in members.items():
                 row[name + suffix] = _mean([value.get((run, c, direction)) for c in codes])
         row["missing"] = " ".join(c for c in needed if c not in evaluated) or None
+        row["scarce"] = " ".join(c for c in evaluated if c in (scarce or {})) or None
         summary.append(row)
         per_language.append({"run": run, **{c: value.get((run, c, "mean")) for c in langs}})
 
@@ -126,6 +146,7 @@ def tatoeba_tables(
         "seeds": pl.Int64,
         **dict.fromkeys(score_columns, pl.Float64),
         "missing": pl.String,
+        "scarce": pl.String,
     }
     language_schema = {"run": pl.String, **dict.fromkeys(langs, pl.Float64)}
     return (
@@ -163,28 +184,62 @@ def write_table(
     digits: int = 1,
     caption: str | None = None,
     notes: Sequence[str] = (),
-    markdown_columns: Sequence[str] | None = None,
+    shown: pl.DataFrame | None = None,
 ) -> None:
     """Write `df` to `out_csv` (full precision) and beside it a `.md` table, both atomically.
 
-    `markdown_columns` selects what the Markdown shows (default: every column).
+    `shown` is what the Markdown shows (default `df`): fewer columns, marked headers.
     """
     out_csv = Path(out_csv)
     with atomic_path(out_csv) as tmp:
         df.write_csv(tmp, check_extension=False)
-    shown = df if markdown_columns is None else df.select(markdown_columns)
     with atomic_path(out_csv.with_suffix(".md")) as tmp:
-        tmp.write_text(markdown(shown, digits=digits, caption=caption, notes=notes))
+        tmp.write_text(
+            markdown(df if shown is None else shown, digits=digits, caption=caption, notes=notes)
+        )
+
+
+# Marks a language (and every average over it) that trained on fewer pairs than the minimum.
+SCARCE = "*"
+
+
+def scarce_note(scarce: dict[str, str]) -> list[str]:
+    """The footnote of the languages `scarce_languages` found, if any."""
+    if not scarce:
+        return []
+    detail = "; ".join(f"{lang}: {text}" for lang, text in scarce.items())
+    return [
+        f"{SCARCE} Trained on fewer pairs than the minimum ({detail}; corpus.min_train_pairs, "
+        "corpus.min_dev_pairs): kept because corpus.min_pairs_action is warn. Their numbers "
+        "and the averages over them say little."
+    ]
+
+
+def _marked(df: pl.DataFrame, columns: dict[str, list[str]], scarce: dict[str, str]) -> dict:
+    """Markdown headers: a column over a scarce language (a language, or a group holding one)
+    gets the mark. `columns` maps each column to the languages it covers."""
+    return {
+        name: f"{name}{SCARCE}" if any(lang in scarce for lang in langs) else name
+        for name, langs in columns.items()
+        if name in df.columns
+    }
 
 
 def write_tables(
-    summary: pl.DataFrame, per_language: pl.DataFrame, out_csv: Path, *, digits: int = 1
+    summary: pl.DataFrame,
+    per_language: pl.DataFrame,
+    out_csv: Path,
+    *,
+    digits: int = 1,
+    scarce: dict[str, str] | None = None,
 ) -> list[Path]:
     """Write the Tatoeba tables: `out_csv` (e.g. tatoeba.csv), `{stem}_langs.csv`, both `.md`.
 
-    Returns the four paths written.
+    Returns the four paths written. `scarce` (`scarce_languages`): languages whose columns
+    and group averages the Markdown marks, with a footnote.
     """
     out_csv = Path(out_csv)
+    scarce = scarce or {}
     langs_csv = out_csv.with_name(f"{out_csv.stem}_langs.csv")
     # The Markdown turns the `missing` column into footnotes under the table.
     notes = [
@@ -194,6 +249,17 @@ def write_tables(
         for run, missing in summary.select("run", "missing").rows()
         if missing
     ]
+    used = {lang for text in summary["scarce"].drop_nulls() for lang in text.split()}
+    scarce = {lang: text for lang, text in scarce.items() if lang in used}
+    covered = {
+        column: GROUPS.get(column.split("_")[0], [])
+        for column in summary.columns
+        if column.split("_")[0] in GROUPS
+    }
+    for column in summary.columns:  # `all` and its directions: every language of the run
+        if column.split("_")[0] == "all":
+            covered[column] = sorted(used)
+    shown = summary.select(c for c in summary.columns if c not in ("missing", "scarce"))
     write_table(
         summary,
         out_csv,
@@ -201,15 +267,18 @@ def write_tables(
         caption="Tatoeba accuracy (%), seeds averaged. Group columns average both directions "
         "over the group's languages; `_xx2en` and `_en2xx` are single directions; `all` is "
         "every language evaluated for the run.",
-        notes=notes,
-        markdown_columns=[c for c in summary.columns if c != "missing"],
+        notes=notes + scarce_note(scarce),
+        shown=shown.rename(_marked(shown, covered, scarce)),
     )
+    languages = {c: [c] for c in per_language.columns if c != "run"}
     write_table(
         per_language,
         langs_csv,
         digits=digits,
         caption="Tatoeba accuracy (%) per language, mean of both directions, seeds averaged. "
         f"{BLANK}: not evaluated.",
+        notes=scarce_note(scarce),
+        shown=per_language.rename(_marked(per_language, languages, scarce)),
     )
     return [out_csv, out_csv.with_suffix(".md"), langs_csv, langs_csv.with_suffix(".md")]
 

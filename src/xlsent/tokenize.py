@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from xlsent import languages
+from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ def words(
                 )
             )
             bar.update(batch.num_rows)
+            kill_point("words")
     return {
         "lang": lang,
         "pairs": source.metadata.num_rows,
@@ -123,6 +125,7 @@ def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str |
                     schema=SUBWORDS_SCHEMA,
                 )
             )
+            kill_point("subwords")
     all_lengths = np.concatenate(lengths) if lengths else np.zeros(0)
     return {
         "pairs": source.metadata.num_rows,
@@ -219,6 +222,7 @@ def word_spans(
                 rows = text.slice(stats["pairs"], aligned.num_rows)
                 _spans_batch(rows, aligned, tokenizer, writer, stats)
                 bar.update(aligned.num_rows)
+                kill_point("word_spans")
         if stats["pairs"] != text.num_rows:
             raise ValueError(
                 f"the alignment shards hold {stats['pairs']} pairs but {corpus_path} holds "

@@ -9,6 +9,8 @@ from xlsent.config import (
     ConfigError,
     bisent2vec_settings,
     bli_dictionaries,
+    check_paths,
+    config_warnings,
     load,
     run_seeds,
     train_settings,
@@ -75,7 +77,10 @@ def test_empty_config_takes_every_default():
         ({"trian": {}}, "`trian` (did you mean `train`?)"),
         ({"corpus": {"max_pairs": 0}}, "`corpus.max_pairs`"),
         ({"corpus": {"source": "ftp"}}, "`corpus.source`"),
-        ({"languages": ["kk", "xx"]}, "unknown language code 'xx'"),
+        (
+            {"languages": ["kk", "xx"]},
+            "config key `languages`: unknown language code or group 'xx'",
+        ),
         ({"languages": ["en"]}, "pivot"),
         ({"corpus": {"source": "local"}}, "`corpus.local.dir` must be set"),
         ({"runs": {"tr": {"method": "tr", "model": "nope"}}}, "`runs.tr.model`"),
@@ -207,3 +212,437 @@ def test_bli_dictionaries_by_source_kind_and_direction():
         BliDictionary("fr", "xx2en", "muse", "fr-en.txt", reverse=False),
         BliDictionary("kk", "xx2en", "muse", "kk-en.txt", reverse=False),
     ]
+
+
+# -- rules between keys (validate: no filesystem) -------------------------------------------
+TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            {"train": {"batch_size": 1000, "micro_batch_size": 256}},
+            "config key `train.batch_size` (1000) must be a multiple of "
+            "`train.micro_batch_size` (256), as an optimizer step accumulates whole "
+            "micro-batches: set it to 768 or 1024, or change the micro-batch size",
+        ),
+        (  # a run's override merged over the global block
+            {"runs": {"wacse": {"method": "wacse", "model": "xlmr", "train": {"batch_size": 300}}}},
+            "config key `runs.wacse.train.batch_size` (300) must be a multiple of "
+            "`train.micro_batch_size` (256)",
+        ),
+        (
+            {"runs": {"tr": {"method": "tr", "model": "xlmr", "train": {"micro_batch_size": 300}}}},
+            "config key `train.batch_size` (1024) must be a multiple of "
+            "`runs.tr.train.micro_batch_size` (300)",
+        ),
+        (  # several GPUs: a micro-batch per GPU per accumulation step
+            {
+                "train": {"batch_size": 1024, "micro_batch_size": 512},
+                "runs": {"big": {"method": "tr", "model": "xlmr", "train": {"gpus": 4}}},
+            },
+            "config key `train.batch_size` (1024) must be a multiple of "
+            "`train.micro_batch_size` × `runs.big.train.gpus` (512 × 4 = 2048 pairs, a "
+            "micro-batch per GPU), as an optimizer step accumulates whole micro-batches: set "
+            "it to 2048, or change the micro-batch size",
+        ),
+        (  # an override's value is checked like the global block's
+            {"runs": {"tr": {"method": "tr", "model": "xlmr", "train": {"batch_size": 0}}}},
+            "config key `runs.tr.train.batch_size`: 0 is less than the minimum of 1",
+        ),
+        (
+            {"runs": {"tr": {"method": "tr", "model": "xlmr", "train": {"direction": "back"}}}},
+            "config key `runs.tr.train.direction`: 'back' is not one of ['fwd', 'both']",
+        ),
+        (
+            {"languages": ["kk"], "corpus": {"max_pairs": 100}},
+            "config key `corpus.max_pairs` (100) allows at most 100 training pairs over 1 "
+            "language(s), fewer than the one micro-batch of `train.micro_batch_size` (256) that "
+            "the trainer needs: raise corpus.max_pairs or lower the micro-batch size",
+        ),
+        (
+            {
+                "runs": {
+                    "w": {"method": "wacse", "model": "xlmr", "train": {"wacse_weights": [0, 0, 0]}}
+                }
+            },
+            "config key `runs.w.train.wacse_weights` is all zeros, so run 'w' would train "
+            "nothing: give at least one objective a positive weight",
+        ),
+        (
+            {
+                "models": {"tiny": TINY},
+                "runs": {"dap": {"method": "dap", "model": "tiny", "train": {"rtl_layers": 3}}},
+            },
+            "config key `runs.dap.train.rtl_layers` (3) exceeds the 2 layers of model 'tiny' "
+            "(`models.tiny.num_hidden_layers`), whose last layers DAP's RTL head copies: set it "
+            "to at most 2",
+        ),
+        (
+            {
+                "models": {"tiny": TINY},
+                "runs": {"tr": {"method": "tr", "model": "tiny"}},
+                "evaluate": {"max_length": 64},
+            },
+            "config key `evaluate.max_length` (64) exceeds `train.max_length` (32) of run 'tr', "
+            "whose scratch model has position embeddings for 32 tokens only: set it to at most "
+            "32, or leave it null",
+        ),
+        (
+            {
+                "models": {"tiny": {**TINY, "hidden_size": 30}},
+                "runs": {"tr": {"method": "tr", "model": "tiny"}},
+            },
+            "config key `models.tiny.hidden_size` (30) must be a multiple of "
+            "`models.tiny.num_attention_heads` (4), each head taking an equal share of it: set "
+            "it to 28 or 32, or change the number of heads",
+        ),
+        (
+            {"corpus": {"dev_fraction": 0}},
+            "config key `corpus.dev_fraction` is 0, so no language gets a dev pair although "
+            "`corpus.dev_pairs` asks for up to 10000 (the dev set is min(dev_fraction·N, "
+            "dev_pairs)): set dev_fraction above 0 (e.g. 0.1), or dev_pairs to 0 if no dev set "
+            "is meant",
+        ),
+        (
+            {"evaluate": {"tatoeba": {"languages": ["kk", "kz"]}}},
+            "config key `evaluate.tatoeba.languages`: unknown language code or group 'kz'",
+        ),
+        (
+            {"tables": {"ablation": {"groups": ["low9"]}}},
+            "config key `tables.ablation.groups`: unknown group 'low9'; use group names: "
+            "low4, low5, low8, laser14, dap28, xtreme36",
+        ),
+        (
+            {
+                "languages": ["kk"],
+                "runs": {"b": {"method": "bisent2vec"}},
+                "evaluate": {"tatoeba": {"languages": ["de"]}},
+            },
+            "config key `evaluate.tatoeba.languages`: none of them is in `languages`, but the "
+            "word-vector runs (b) evaluate each language with its own en-xx model, trained for "
+            "`languages` only: evaluate at least one language of `languages`",
+        ),
+        (
+            {"corpus": {"source": "local", "local": {"dir": "x", "corpora": []}}},
+            "config key `corpus.local.corpora`: [] should be non-empty",
+        ),
+    ],
+)
+def test_rules_between_keys_name_the_key_and_the_fix(config, message):
+    with pytest.raises(ConfigError) as info:
+        validate(config, SCHEMA)
+    assert message in str(info.value)
+
+
+def test_unknown_language_lists_the_codes_and_the_groups():
+    with pytest.raises(ConfigError) as info:
+        validate({"languages": ["low9"]}, SCHEMA)
+    message = str(info.value)
+    assert "af ar bg" in message and " en " not in message  # the pivot is no choice
+    assert message.endswith("or group names: low4, low5, low8, laser14, dap28, xtreme36")
+
+
+def test_valid_batch_settings_pass():
+    config = validate(
+        {
+            "train": {"batch_size": 1024, "micro_batch_size": 256},
+            "runs": {
+                "cpu": {"method": "tr", "model": "xlmr", "train": {"gpus": 0}},
+                "one": {"method": "tr", "model": "xlmr", "train": {"gpus": 1}},
+                "four": {"method": "tr", "model": "xlmr", "train": {"gpus": 4}},
+                # Word-vector runs have no training batch.
+                "b": {"method": "bisent2vec"},
+            },
+        },
+        SCHEMA,
+    )
+    assert train_settings(config, "four", 0)["gpus"] == 4
+
+
+def test_shipped_configs_give_no_warning():
+    for path in (ROOT / "config.yaml", ROOT / "resources" / "demo" / "config.yaml"):
+        assert config_warnings(load(path, SCHEMA)) == []
+
+
+def test_evaluating_after_the_last_step_is_a_warning_once_per_key():
+    config = validate(
+        {
+            "train": {"max_steps": 500, "warmup_steps": 1000},
+            "runs": {
+                "a": {"method": "tr", "model": "xlmr"},
+                "b": {"method": "tr", "model": "xlmr"},
+                "c": {"method": "tr", "model": "xlmr", "train": {"eval_every": 100}},
+            },
+        },
+        SCHEMA,
+    )
+    assert config_warnings(config) == [
+        "config key `train.eval_every` (2000) is above `train.max_steps` (500): dev P@1 is "
+        "measured at the last step only, so the exported model is the last one, not the best; "
+        "lower eval_every to select among checkpoints",
+        "config key `train.warmup_steps` (1000) is above `train.max_steps` (500): the learning "
+        "rate is still warming up when training stops and never reaches train.lr; lower "
+        "warmup_steps",
+    ]
+
+
+# -- files the config names (check_paths: real files in temporary directories) --------------
+def _local(tmp_path: Path, langs: list[str], **local: object) -> dict:
+    return validate(
+        {
+            "languages": langs,
+            "corpus": {"source": "local", "local": {"dir": str(tmp_path), **local}},
+        },
+        SCHEMA,
+    )
+
+
+def _moses(directory: Path, *names: str) -> None:
+    directory.mkdir(exist_ok=True)
+    for name in names:
+        (directory / name).write_text("Hello\n")
+
+
+def test_local_corpus_names_every_language_without_files(tmp_path):
+    _moses(tmp_path, "l10n.de-en.de", "l10n.de-en.en", "l10n.en-kk.en.gz", "l10n.en-kk.kk.gz")
+    check_paths(_local(tmp_path, ["de", "kk"]), ROOT)
+    with pytest.raises(ConfigError) as info:
+        check_paths(_local(tmp_path, ["de", "te", "kk", "ka"]), ROOT)
+    assert str(info.value) == (
+        f"config key `corpus.local.dir`: {tmp_path} has no corpus files for te, ka: expected "
+        "{corpus}.en-te.en and .te, {corpus}.en-ka.en and .ka ({corpus} any corpus name, e.g. "
+        "Tanzil), plain or .gz, the pair's codes in alphabetical order; put them there or "
+        "remove te, ka from `languages`"
+    )
+
+
+def test_local_corpus_with_named_corpora(tmp_path):
+    _moses(tmp_path, "l10n.de-en.de", "l10n.de-en.en", "Tanzil.de-en.de", "Tanzil.de-en.en")
+    _moses(tmp_path, "l10n.en-kk.en", "l10n.en-kk.kk", "Other.en-te.en", "Other.en-te.te")
+    with pytest.raises(ConfigError) as info:
+        check_paths(_local(tmp_path, ["de", "te"], corpora=["l10n"]), ROOT)
+    assert "has no corpus files for te: expected l10n.en-te.en and .te, plain or .gz" in str(
+        info.value
+    )
+    # A language with some of the corpora: discover's own message names the missing file.
+    with pytest.raises(ConfigError) as info:
+        check_paths(_local(tmp_path, ["de", "kk"], corpora=["l10n", "Tanzil"]), ROOT)
+    assert str(info.value).startswith(
+        f"config key `corpus.local.dir`: {tmp_path}: Tanzil.en-kk.en[.gz] is missing"
+    )
+    with pytest.raises(ConfigError, match=r"\{corpus\} each of `corpus.local.corpora`: l10n, X"):
+        check_paths(_local(tmp_path, ["te"], corpora=["l10n", "X"]), ROOT)
+
+
+def test_local_corpus_with_one_side_only(tmp_path):
+    _moses(tmp_path, "l10n.en-kk.kk.gz")
+    with pytest.raises(ConfigError) as info:
+        check_paths(_local(tmp_path, ["kk"]), ROOT)
+    assert "l10n.en-kk.en[.gz] is missing; each corpus needs both sides" in str(info.value)
+
+
+def test_local_corpus_dir_must_exist(tmp_path):
+    with pytest.raises(ConfigError) as info:
+        check_paths(_local(tmp_path / "nope", ["kk"]), ROOT)
+    assert str(info.value).startswith(
+        f"config key `corpus.local.dir`: directory {tmp_path / 'nope'} does not exist: point it "
+        "at the directory that holds the Moses files"
+    )
+    with pytest.raises(ConfigError, match=r"`~` is not expanded here: write the full path"):
+        check_paths(_local(Path("~/surely-not-a-corpus-dir"), ["kk"]), ROOT)
+
+
+def _opus(tmp_path: Path, langs: list[str], corpora: list[str]) -> dict:
+    manifest = tmp_path / "opus.yaml"
+    manifest.write_text(
+        "base_url: https://opus.example\n"
+        "corpora:\n"
+        "  Tanzil: {version: v1, languages: [kk, de]}\n"
+        "  Europarl: {version: v8, languages: [de]}\n"
+    )
+    opus = {"manifest": str(manifest), "corpora": corpora}
+    return validate({"languages": langs, "corpus": {"source": "opus", "opus": opus}}, SCHEMA)
+
+
+def test_opus_manifest_must_offer_every_language(tmp_path):
+    check_paths(_opus(tmp_path, ["de", "kk"], ["Tanzil", "Europarl"]), ROOT)
+    with pytest.raises(ConfigError) as info:
+        check_paths(_opus(tmp_path, ["de", "kk", "te", "ka"], ["Europarl"]), ROOT)
+    assert str(info.value) == (
+        "config key `languages`: no corpus of `corpus.opus.corpora` in the OPUS manifest "
+        f"{tmp_path / 'opus.yaml'} offers kk, te, ka: add them to a corpus's languages there "
+        "if OPUS has them, use the local source (corpus.local.dir) for them, or remove kk, te, "
+        "ka from `languages`"
+    )
+    with pytest.raises(ConfigError) as info:
+        check_paths(_opus(tmp_path, ["de"], ["Tanzil", "tanzil"]), ROOT)
+    assert str(info.value).startswith(
+        f"config key `corpus.opus.corpora`: tanzil not in the OPUS manifest {tmp_path}/opus.yaml, "
+        "which lists Tanzil, Europarl: fix the name"
+    )
+
+
+def test_opus_manifest_must_exist(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative paths: the working directory, then the workflow's
+    config = validate({"corpus": {"opus": {"manifest": "manifests/opus.yaml"}}}, SCHEMA)
+    with pytest.raises(ConfigError) as info:
+        check_paths(config, ROOT)
+    assert str(info.value) == (
+        f"config key `corpus.opus.manifest`: file {ROOT}/manifests/opus.yaml does not exist: "
+        "point it at a manifest laid out like resources/opus.yaml"
+    )
+    (tmp_path / "bad.yaml").write_text("corpora: {}\n")
+    config = validate({"corpus": {"opus": {"manifest": "bad.yaml"}}}, SCHEMA)
+    with pytest.raises(
+        ConfigError, match=r"^config key `corpus.opus.manifest`: bad.yaml: base_url"
+    ):
+        check_paths(config, ROOT)
+
+
+def test_the_paper_and_demo_configs_find_their_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # as in a run with --directory: the manifest is shipped
+    check_paths(load(ROOT / "config.yaml", SCHEMA), ROOT)
+    check_paths(load(ROOT / "resources" / "demo" / "config.yaml", SCHEMA), ROOT)
+
+
+def _pretrained(path: str, **extra: object) -> dict:
+    return validate(
+        {
+            "models": {"m": {"init": "pretrained", "path": path}},
+            "runs": {"tr": {"method": "tr", "model": "m"}},
+            "align": {"method": "eflomal"},
+            **extra,  # replaces `align`
+        },
+        SCHEMA,
+    )
+
+
+@pytest.mark.parametrize("path", ["./models/xlmr", "../models/xlmr", "/no/such/model", "~/nope"])
+def test_a_local_model_path_must_be_a_directory(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        check_paths(_pretrained(path), ROOT)
+    shown = Path(path).expanduser()
+    assert str(info.value) == (
+        f"config key `models.m.path`: directory {shown} does not exist: point it at a directory "
+        "saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) where there is network"
+    )
+
+
+def test_model_paths_that_exist_hub_ids_and_unused_models_pass(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models" / "xlmr").mkdir(parents=True)
+    for path in ("./models/xlmr", str(tmp_path / "models" / "xlmr"), "xlm-roberta-base", "a/b"):
+        check_paths(_pretrained(path), ROOT)
+    (tmp_path / "weights.bin").write_text("")
+    with pytest.raises(ConfigError, match=r"`models.m.path`: weights.bin is not a directory"):
+        check_paths(_pretrained("./weights.bin"), ROOT)
+    # A model no run uses may point at another machine's directory.
+    config = _pretrained("xlm-roberta-base")
+    config["models"]["elsewhere"] = {"init": "pretrained", "path": "/cluster/models/xlmr"}
+    check_paths(config, ROOT)
+
+
+def test_a_local_aligner_must_be_a_directory(tmp_path):
+    aligner = {"method": "eflomal", "wspalign": {"model": str(tmp_path / "w")}}
+    config = _pretrained("xlm-roberta-base", align=aligner)
+    check_paths(config, ROOT)  # eflomal needs no aligner
+    config["align"]["method"] = "wspalign"
+    with pytest.raises(ConfigError) as info:
+        check_paths(config, ROOT)
+    assert str(info.value) == (
+        f"config key `align.wspalign.model`: directory {tmp_path / 'w'} does not exist: point "
+        "it at a WSPAlign checkpoint directory, or a hub id (qiyuw/WSPAlign-xlm-base) where "
+        "there is network; or set align.method: eflomal, which needs neither"
+    )
+    (tmp_path / "w").mkdir()
+    check_paths(config, ROOT)
+
+
+def _tatoeba(directory: Path, langs: list[str], runs: dict, **tatoeba: object) -> dict:
+    return validate(
+        {
+            "languages": langs,
+            "corpus": {"source": "demo"},
+            "runs": runs,
+            "evaluate": {"tatoeba": {"dir": str(directory), **tatoeba}},
+        },
+        SCHEMA,
+    )
+
+
+ENCODER = {"tr": {"method": "tr", "model": "xlmr"}}
+
+
+def test_tatoeba_dir_names_every_missing_file(tmp_path):
+    _moses(tmp_path, "tatoeba.kaz-eng.kaz", "tatoeba.kaz-eng.eng", "tatoeba.tel-eng.eng")
+    check_paths(_tatoeba(tmp_path, ["kk"], ENCODER), ROOT)
+    with pytest.raises(ConfigError) as info:
+        check_paths(_tatoeba(tmp_path, ["kk", "te", "ka"], ENCODER), ROOT)
+    assert str(info.value) == (
+        f"config key `evaluate.tatoeba.dir`: {tmp_path} lacks the Tatoeba files of te "
+        "(tatoeba.tel-eng.tel), ka (tatoeba.kat-eng.kat, tatoeba.kat-eng.eng): put the LASER "
+        "files there, point evaluate.tatoeba.dir at the directory that holds them, or leave "
+        "te, ka out of `evaluate.tatoeba.languages`"
+    )
+    with pytest.raises(ConfigError, match=r"directory .*/nope does not exist: point it at a"):
+        check_paths(_tatoeba(tmp_path / "nope", ["kk"], ENCODER), ROOT)
+
+
+def test_tatoeba_languages_of_word_vector_runs_are_those_they_trained(tmp_path):
+    _moses(tmp_path, "tatoeba.kaz-eng.kaz", "tatoeba.kaz-eng.eng")
+    word_vectors = {"b": {"method": "bisent2vec"}}
+    check_paths(_tatoeba(tmp_path, ["kk"], word_vectors, languages=["kk", "te"]), ROOT)
+    with pytest.raises(ConfigError, match=r"lacks the Tatoeba files of te \(tatoeba.tel-eng.tel"):
+        check_paths(_tatoeba(tmp_path, ["kk"], ENCODER, languages=["kk", "te"]), ROOT)
+
+
+def _bli(dictionaries: dict, runs: dict | None = None) -> dict:
+    return validate(
+        {
+            "languages": ["de", "kk"],
+            "corpus": {"source": "demo"},
+            "runs": runs or {"b": {"method": "bisent2vec"}},
+            "evaluate": {"bli": {"dictionaries": dictionaries}},
+        },
+        SCHEMA,
+    )
+
+
+def test_bli_dictionaries_must_exist(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _moses(tmp_path, "kk-en.txt")
+    check_paths(_bli({"kk": {"xx2en": "kk-en.txt"}, "de": "https://example.org/en-de.txt"}), ROOT)
+    # Relative paths are found in the workflow directory too (files it ships).
+    check_paths(_bli({"kk": "resources/opus.yaml"}), ROOT)
+    with pytest.raises(ConfigError) as info:
+        check_paths(_bli({"kk": {"en2xx": "en-kk.txt"}}), ROOT)
+    assert str(info.value) == (
+        f"config key `evaluate.bli.dictionaries.kk.en2xx`: file {ROOT}/en-kk.txt does not "
+        "exist: fix the path, give an http(s) URL, or remove the entry"
+    )
+    # Without a word-vector run no BLI job reads them.
+    check_paths(_bli({"kk": "en-kk.txt"}, runs=ENCODER), ROOT)
+
+
+def test_a_freedict_dictionary_needs_its_index(tmp_path):
+    dictionary = tmp_path / "freedict-eng-deu.dict.dz"
+    with pytest.raises(ConfigError) as info:
+        check_paths(_bli({"de": f"freedict:{dictionary}"}), ROOT)
+    assert str(info.value) == (
+        f"config key `evaluate.bli.dictionaries.de`: FreeDict file {dictionary} does not "
+        "exist: install it (`apt-get install dict-freedict-eng-deu`, or the package of your "
+        "language pair) or fix the path"
+    )
+    dictionary.write_bytes(b"")
+    with pytest.raises(ConfigError) as info:
+        check_paths(_bli({"de": f"freedict:{dictionary}"}), ROOT)
+    assert str(info.value) == (
+        f"config key `evaluate.bli.dictionaries.de`: the index of FreeDict dictionary "
+        f"{dictionary}, file {tmp_path}/freedict-eng-deu.index does not exist: reinstall its "
+        "package, or put the .index file beside the dictionary"
+    )
+    (tmp_path / "freedict-eng-deu.index").write_text("")
+    check_paths(_bli({"de": f"freedict:{dictionary}"}), ROOT)

@@ -14,6 +14,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
+from xlsent.corpus.bitext import CorpusError
 from xlsent.corpus.clean import CORPUS_SCHEMA
 from xlsent.corpus.sample import SampleConfig, sample, split_sizes
 from xlsent.io import parquet_writer
@@ -129,16 +130,40 @@ def test_each_language_draws_from_its_own_stream(tmp_path: Path) -> None:
     assert other["train"]["id"].to_list() != alone["train"]["id"].to_list()
 
 
-def test_a_tiny_corpus_is_sampled_with_a_warning(
+def test_a_language_with_too_few_pairs_stops_with_its_name_and_the_fixes(tmp_path: Path) -> None:
+    """The report: a language with a handful of clean pairs trained on them with no dev pairs
+    and got a Tatoeba row like any other; only a log line said so. Now it stops the run."""
+    clean = tmp_path / "clean.parquet"
+    _clean_file(clean, 36)  # as few as the l10n corpus has for Swahili
+    with pytest.raises(CorpusError) as err:
+        _split(tmp_path, clean, "sw", SampleConfig())
+    assert str(err.value).startswith(
+        "sw: 36 clean pairs give 32 train pairs, fewer than the minimum of 500 "
+        "(corpus.min_train_pairs) and 4 dev pairs, fewer than the minimum of 50 "
+        "(corpus.min_dev_pairs). Add data for sw, lower the minimum, set "
+        "corpus.min_pairs_action: warn"
+    )
+    assert not (tmp_path / "train.parquet").exists()
+    # One clean pair (the report's case): no dev pair at all.
+    _clean_file(clean, 1)
+    with pytest.raises(CorpusError, match="0 dev pairs"):
+        _split(tmp_path, clean, "sw", SampleConfig())
+
+
+def test_a_language_with_too_few_pairs_goes_on_marked_when_allowed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     clean = tmp_path / "clean.parquet"
-    _clean_file(clean, 36)  # as few as the l10n corpus has for Swahili
+    _clean_file(clean, 36)
     with caplog.at_level(logging.WARNING, logger="xlsent.corpus.sample"):
-        stats, split = _split(tmp_path, clean, "sw", SampleConfig())
+        stats, split = _split(tmp_path, clean, "sw", SampleConfig(min_pairs_action="warn"))
     assert (stats["train"], stats["dev"]) == (32, 4)
+    assert stats["below_min"] == {"train": [32, 500], "dev": [4, 50]}
     assert sorted(split["train"]["id"].to_list() + split["dev"]["id"].to_list()) == list(range(36))
-    assert "sw: 36 clean pairs, fewer than max_pairs 1000000: training on 32, dev 4" in caplog.text
+    assert "sw: fewer pairs than the minimum (train 32 < 500, dev 4 < 50)" in caplog.text
+    # A minimum above what is asked for is what is asked for: 20 of 36 asked, 20 drawn.
+    stats, _ = _split(tmp_path, clean, "sw", SampleConfig(max_pairs=20, dev_pairs=4))
+    assert stats["below_min"] == {}
 
 
 # -- bounded memory ------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
+import json
+
 import polars as pl
 import pytest
 
 from xlsent.tables import (
     ablation_table,
     bli_table,
+    scarce_languages,
     tatoeba_tables,
     write_bli_table,
     write_tables,
@@ -48,7 +51,7 @@ def test_summary_group_averages():
     summary, _ = tatoeba_tables(FRAMES, ["low4"])
     assert summary.columns == [
         "run", "seeds", "low4", "all", "low4_xx2en", "all_xx2en", "low4_en2xx", "all_en2xx",
-        "missing",
+        "missing", "scarce",
     ]  # fmt: skip
     a, b = summary.rows(named=True)
     assert (a["run"], a["seeds"], b["run"], b["seeds"]) == ("A", 2, "B", 1)
@@ -63,6 +66,31 @@ def test_summary_group_averages():
     assert (b["low4"], b["low4_xx2en"], b["low4_en2xx"]) == (None, None, None)
     assert b["all"] == pytest.approx((15 + 25 + 35 + 85) / 4)  # 40
     assert b["missing"] == "jv"
+
+
+def test_languages_that_trained_on_too_few_pairs_are_marked(tmp_path):
+    """Languages the sample stage let through below the minimum (min_pairs_action: warn): the
+    summary names them per run, and the Markdown marks their columns, every group average
+    over them and says why in a footnote."""
+    stats = []
+    for lang, below in (("jv", {"train": [32, 500], "dev": [4, 50]}), ("kk", {}), ("ka", {})):
+        stats.append(tmp_path / f"{lang}.json")
+        stats[-1].write_text(json.dumps({"lang": lang, "train": 32, "below_min": below}))
+    scarce = scarce_languages(stats)
+    assert scarce == {"jv": "train 32 < 500, dev 4 < 50"}
+    summary, per_language = tatoeba_tables(FRAMES, ["low4", "laser14"], scarce)
+    assert summary["scarce"].to_list() == ["jv", None]  # B was not evaluated on jv
+    write_tables(summary, per_language, tmp_path / "tatoeba.csv", scarce=scarce)
+    md = (tmp_path / "tatoeba.md").read_text().splitlines()
+    header = md[2].split(" | ")
+    # low4 holds jv, laser14 does not; `all` holds every language run A was evaluated on.
+    assert "low4*" in header and "laser14" in header and "all*" in header
+    assert "low4_xx2en*" in header
+    assert md[-1].startswith("* Trained on fewer pairs than the minimum (jv: train 32 < 500")
+    langs_md = (tmp_path / "tatoeba_langs.md").read_text()
+    assert "| run | de | jv* | ka | kk | te |" in langs_md
+    # The CSV keeps plain column names and the languages in its own column.
+    assert pl.read_csv(tmp_path / "tatoeba.csv")["scarce"].to_list() == ["jv", None]
 
 
 def test_per_language_seed_means():

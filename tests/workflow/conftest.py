@@ -21,29 +21,43 @@ SHARED = ROOT.parent / "shared" / "data"
 DEMO_CONFIG = ROOT / "resources" / "demo" / "config.yaml"
 
 
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    """The command line of Snakemake on the repository's workflow in `workdir`."""
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
+
+
+def snakemake_env(**extra: str) -> dict[str, str]:
+    """The environment of a Snakemake run: the venv's commands (xlsent) first on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return dict(os.environ, PATH=path, **extra)
+
+
 def snakemake(
-    workdir: Path, *args: str, timeout: float = 1800, should_fail: bool = False
+    workdir: Path,
+    *args: str,
+    timeout: float = 1800,
+    should_fail: bool | None = False,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
     """Run Snakemake on the repository's workflow in `workdir`; fail the test with its output
-    if it fails (or, with `should_fail`, if it does not)."""
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    if it fails (or, with `should_fail`, if it does not; None: either is fine)."""
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(ROOT / "Snakefile"),
-            "--directory",
-            str(workdir),
-            *args,
-        ],
+        snakemake_command(workdir, *args),
         capture_output=True,
         text=True,
-        env=env,
+        env=env or snakemake_env(),
         timeout=timeout,
     )
-    if (proc.returncode != 0) != should_fail:
+    if should_fail is not None and (proc.returncode != 0) != should_fail:
         outcome = "succeeded" if should_fail else "failed"
         pytest.fail(
             f"snakemake {' '.join(args)} {outcome}:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"

@@ -67,9 +67,11 @@ def manifest_langs() -> list[str]:
     return languages.resolve("xtreme36")
 
 
-def _failed_dry_run(workdir, config: dict) -> str:
+def _failed_dry_run(workdir, config: dict, *targets: str) -> str:
     configfile = write_config(workdir / "config.yaml", config)
-    proc = snakemake(workdir, "--dry-run", "--configfile", str(configfile), should_fail=True)
+    proc = snakemake(
+        workdir, *targets, "--dry-run", "--configfile", str(configfile), should_fail=True
+    )
     return proc.stdout + proc.stderr
 
 
@@ -84,7 +86,8 @@ def test_unknown_language_stops_with_the_valid_codes(tmp_path):
     config = demo_config()
     config["languages"] = ["kk", "kz"]
     out = _failed_dry_run(tmp_path, config)
-    assert "unknown language code 'kz'" in out and "kk" in out
+    assert "config key `languages`: unknown language code or group 'kz'" in out
+    assert " kk " in out and "group names: low4, low5, low8" in out
 
 
 def test_missing_tatoeba_file_is_named_before_anything_runs(tmp_path):
@@ -96,8 +99,43 @@ def test_missing_tatoeba_file_is_named_before_anything_runs(tmp_path):
     config["languages"] = ["kk", "te"]
     config["evaluate"] = {"tatoeba": {"dir": str(tatoeba)}}
     out = _failed_dry_run(tmp_path, config)
-    assert f"Tatoeba file {tatoeba}/tatoeba.tel-eng.tel is missing" in out
-    assert "evaluate.tatoeba.languages" in out
+    assert (
+        f"config key `evaluate.tatoeba.dir`: {tatoeba} lacks the Tatoeba files of te "
+        "(tatoeba.tel-eng.tel, tatoeba.tel-eng.eng)"
+    ) in out
+    assert "or leave te out of `evaluate.tatoeba.languages`" in out
+    assert "Building DAG of jobs" not in out
+
+
+def test_a_language_without_local_files_stops_before_any_job(tmp_path):
+    """Even a target that needs only the languages with files: the workflow itself would
+    look for te's files only when a target needs te, after hours of de's and kk's work."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("l10n.de-en.de", "l10n.de-en.en", "l10n.en-kk.en", "l10n.en-kk.kk"):
+        (corpus / name).write_text("A sentence of the corpus.\n")
+    config = demo_config()
+    config["languages"] = ["de", "kk", "te", "ka"]
+    config["corpus"] = {"source": "local", "local": {"dir": str(corpus)}}
+    out = _failed_dry_run(tmp_path, config, "results/align/eflomal/de/_SUCCESS")
+    assert (
+        f"config key `corpus.local.dir`: {corpus} has no corpus files for te, ka: expected "
+        "{corpus}.en-te.en and .te, {corpus}.en-ka.en and .ka"
+    ) in out
+    assert "put them there or remove te, ka from `languages`" in out
+    assert "Building DAG of jobs" not in out
+
+
+def test_a_batch_that_is_no_multiple_of_the_micro_batch_stops_before_any_job(tmp_path):
+    config = demo_config()
+    config["runs"]["wacse"]["train"] = {"batch_size": 200}  # the demo's micro-batch: 128
+    out = _failed_dry_run(tmp_path, config)
+    assert (
+        "config key `runs.wacse.train.batch_size` (200) must be a multiple of "
+        "`train.micro_batch_size` (128), as an optimizer step accumulates whole micro-batches: "
+        "set it to 128 or 256, or change the micro-batch size"
+    ) in out
+    assert "Building DAG of jobs" not in out
 
 
 @pytest.mark.shared

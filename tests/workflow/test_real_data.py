@@ -35,6 +35,8 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
         "clean": {"min_tokens": 2},
         "max_pairs": 3000,
         "dev_pairs": 200,
+        # sw has 36 pairs: below the minimum, kept (and marked) instead of stopping the run.
+        "min_pairs_action": "warn",
     }
     # TR and WACSE: the word-level objectives on eflomal links of the real corpus.
     config["runs"] = {run: config["runs"][run] for run in ("tr", "wacse")}
@@ -52,8 +54,12 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
         assert stats["sources"]["l10n"]["origin"].endswith(f".{lang}.gz")
         sample = json.loads((results / f"corpus/{lang}/sample_stats.json").read_text())
         assert sample["train"] == min(3000, stats["kept"] - sample["dev"])
-    # sw has only 36 pairs: reported, trained on, evaluated, not a crash.
-    assert json.loads((results / "corpus/sw/sample_stats.json").read_text())["train"] < 36
+    # sw has only 36 pairs: reported, trained on, evaluated, marked in the tables.
+    sw = json.loads((results / "corpus/sw/sample_stats.json").read_text())
+    assert sw["train"] < 36 and sw["below_min"] == {
+        "train": [sw["train"], 500],
+        "dev": [sw["dev"], 50],
+    }
 
     for run in ("tr", "wacse"):
         evaluation = pl.read_parquet(results / f"eval/tatoeba/{run}/seed42.parquet")
@@ -74,4 +80,9 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
     assert set(per_language.columns) == {"run", *LANGS}
     # low4 needs jv and ka too: left blank, and the markdown says why.
     assert pl.read_csv(results / "tables/tatoeba.csv")["low4"].is_null().all()
-    assert "no Tatoeba result for ka, jv" in (results / "tables/tatoeba.md").read_text()
+    markdown = (results / "tables/tatoeba.md").read_text()
+    assert "no Tatoeba result for ka, jv" in markdown
+    assert (
+        "| all* |" in markdown and "Trained on fewer pairs than the minimum (sw: train" in markdown
+    )
+    assert "| sw* |" in (results / "tables/tatoeba_langs.md").read_text()

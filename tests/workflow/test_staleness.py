@@ -12,11 +12,22 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import SHARED, copy_tree, demo_config, snakemake, write_config
+from conftest import (
+    ROOT,
+    SHARED,
+    copy_tree,
+    demo_config,
+    snakemake,
+    snakemake_env,
+    write_config,
+)
 
 pytestmark = pytest.mark.workflow
 
@@ -165,3 +176,52 @@ def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, t
     assert {"tokenizer", "train", "eval_tatoeba", "tables_tatoeba"} <= rules
     # And then it is up to date.
     assert planned(workdir, configfile) == []
+
+
+# -- what will rerun and why ---------------------------------------------------------------
+
+
+def _status(workdir: Path, configfile: Path) -> str:
+    """`xlsent status` as a user runs it, in the run directory with the same arguments."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xlsent.cli",
+            "status",
+            "--snakefile",
+            str(ROOT / "Snakefile"),
+            "--configfile",
+            str(configfile),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=snakemake_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_status_says_what_reruns_and_why(demo_run, tmp_path):
+    workdir = copy_tree(demo_run, tmp_path / "run")
+    assert _status(workdir, workdir / "config.yaml").startswith("Nothing to redo")
+    config = demo_config()
+    config["runs"]["dap"]["train"]["rtl_weight"] = 0.25
+    changed = write_config(tmp_path / "changed.yaml", config)
+    out = _status(workdir, changed).splitlines()
+    assert out[0].startswith("The next run redoes")
+    assert "  train (run=dap, seed=42): settings changed: rtl_weight: 0.1 → 0.25" in out
+    assert (
+        "  eval_tatoeba (run=dap, seed=42): an input is rebuilt: results/models/dap/seed42" in out
+    )
+
+
+def test_status_lists_results_whose_inputs_were_deleted_by_hand(demo_run, tmp_path):
+    """Snakemake keeps an output whose intermediate input was deleted (its rule for temporary
+    files); the status names it and the command that recomputes it."""
+    workdir = copy_tree(demo_run, tmp_path / "run")
+    shutil.rmtree(workdir / "results/models/tr/seed42")
+    out = _status(workdir, workdir / "config.yaml")
+    assert "results/eval/tatoeba/tr/seed42.parquet (from results/models/tr/seed42)" in out
+    assert "snakemake --forcerun results/eval/tatoeba/tr/seed42.parquet" in out

@@ -253,24 +253,8 @@ def tatoeba_files(langs):
     ]
 
 
-def check_tatoeba_dir():
-    """A user's Tatoeba directory: say which file is missing and the fix before any job runs."""
-    if not TATOEBA["dir"] or TATOEBA["dir"].startswith("results/"):
-        return  # files the workflow itself downloads or writes
-    for path in tatoeba_files(EVAL_LANGS):
-        if not Path(path).is_file():
-            raise WorkflowError(
-                f"Tatoeba file {path} is missing. Put it there, point evaluate.tatoeba.dir at "
-                "a directory in the LASER layout, or leave the language out of "
-                "evaluate.tatoeba.languages."
-            )
-
-
 def eval_max_length(wildcards):
     return config["evaluate"]["max_length"] or settings_of(wildcards)["max_length"]
-
-
-check_tatoeba_dir()
 
 
 # -- bisent2vec ------------------------------------------------------------------------
@@ -381,10 +365,3 @@ def bli_results():
         if rs.run in WORD_VECTOR_RUNS
         for d in BLI
     ]
-
-
-if WORD_VECTOR_RUNS and not BISENT2VEC_EVAL_LANGS:
-    raise WorkflowError(
-        "the Bi-Sent2vec and fastText runs evaluate each language with its own en-xx model, "
-        "but none of evaluate.tatoeba.languages is in `languages`"
-    )

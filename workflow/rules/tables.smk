@@ -3,7 +3,11 @@
 
 rule tables_tatoeba:
     input:
-        [f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet" for rs in RUN_SEEDS],
+        results=[
+            f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet" for rs in RUN_SEEDS
+        ],
+        # Languages that trained on fewer pairs than the minimum are marked.
+        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
     output:
         csv=report(
             "results/tables/tatoeba.csv",
@@ -34,16 +38,18 @@ rule tables_tatoeba:
     params:
         groups=config["tables"]["groups"],
     shell:
-        "xlsent tables --groups {params.groups} --out {output.csv} {input} 2> {log}"
+        "xlsent tables --groups {params.groups} --corpus-stats {input.corpus_stats}"
+        " --out {output.csv} {input.results} 2> {log}"
 
 
 rule tables_ablation:
     input:
-        [
+        results=[
             f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet"
             for rs in RUN_SEEDS
             if rs.run in config["tables"]["ablation"]["runs"]
         ],
+        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
     output:
         csv=report(
             "results/tables/ablation.csv",
@@ -69,7 +75,7 @@ rule tables_ablation:
         groups=config["tables"]["ablation"]["groups"],
     shell:
         "xlsent tables-ablation --runs {params.runs} --groups {params.groups}"
-        " --out {output.csv} {input} 2> {log}"
+        " --corpus-stats {input.corpus_stats} --out {output.csv} {input.results} 2> {log}"
 
 
 rule plots:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from xlsent.align.links import PairAlignment, SentencePair
+from xlsent.faults import kill_point
 from xlsent.io import atomic_path, read_json, write_json
 
 LINK = pa.struct([("en", pa.int16()), ("xx", pa.int16()), ("score", pa.float32())])
@@ -105,6 +106,7 @@ def write_shard(
     )
     with atomic_path(path) as tmp, pa.ipc.new_file(tmp, SHARD_SCHEMA) as writer:
         writer.write_table(table)
+        kill_point("align_shard")
     n_links = sum(len(a.links) for a in aligned)
     return {
         "pairs": len(pairs),

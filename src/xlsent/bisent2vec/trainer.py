@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from xlsent.bisent2vec import Bisent2vecError
+from xlsent.faults import kill_point
 from xlsent.io import atomic_path, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,7 @@ def run_logged(args: list[str], what: str) -> dict[str, Any]:
             line = line.rstrip("\n")
             tail.append(line)
             log.info("%s: %s", what, line)
+            kill_point(f"{what}_train")  # while the trainer (a child process) runs
         proc.wait()
     finally:
         if proc.returncode is None:

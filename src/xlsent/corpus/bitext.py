@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
@@ -18,6 +19,11 @@ from pathlib import Path
 from typing import IO
 
 from xlsent.errors import XlsentError
+from xlsent.io import file_error
+
+# What reading a truncated or corrupt gzip file or zip member raises (BadGzipFile is an
+# OSError; zipfile raises EOFError for a member that ends early, BadZipFile for a bad CRC).
+_DAMAGED = (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile)
 
 
 class CorpusError(XlsentError):
@@ -31,11 +37,21 @@ class Bitext:
     xx_origin: str
     _open_en: Callable[[], IO[bytes]]
     _open_xx: Callable[[], IO[bytes]]
+    zip_path: Path | None = None  # the zip both sides are members of, for messages
 
     def lines(self) -> Iterator[tuple[int, bytes, bytes]]:
-        """Yield (1-based line number, English line, foreign line) without line endings."""
-        with self._open_en() as en, self._open_xx() as xx:
-            for lineno, (a, b) in enumerate(zip_longest(en, xx), start=1):
+        """Yield (1-based line number, English line, foreign line) without line endings.
+
+        A side that cannot be read (permissions, a truncated or corrupt file) fails with a
+        CorpusError naming it, the line reached and the fix, not with gzip's or zipfile's
+        exception, which names no file.
+        """
+        with (
+            self._open(self._open_en, self.en_origin) as en,
+            self._open(self._open_xx, self.xx_origin) as xx,
+        ):
+            sides = zip_longest(self._read(en, self.en_origin), self._read(xx, self.xx_origin))
+            for lineno, (a, b) in enumerate(sides, start=1):
                 if a is None or b is None:
                     longer, shorter = (
                         (self.xx_origin, self.en_origin)
@@ -52,6 +68,46 @@ class Bitext:
     @property
     def origin(self) -> str:
         return f"{self.en_origin} + {self.xx_origin}"
+
+    def _open(self, opener: Callable[[], IO[bytes]], origin: str) -> IO[bytes]:
+        try:
+            return opener()
+        except _DAMAGED as err:  # a zip member's header is read when it is opened
+            raise self._damaged(origin, 0, err) from err
+        except OSError as err:
+            error = file_error(err, err.filename or origin, "read", CorpusError)
+            if error is None:
+                raise
+            raise error from err
+
+    def _read(self, stream: IO[bytes], origin: str) -> Iterator[bytes]:
+        lineno = 0  # lines read whole, for the message
+        try:
+            for line in stream:
+                lineno += 1
+                yield line
+        except _DAMAGED as err:
+            raise self._damaged(origin, lineno, err) from err
+
+    def _damaged(self, origin: str, lineno: int, err: Exception) -> CorpusError:
+        """The error for a side whose compressed data ends early or is corrupt."""
+        stream = "gzip stream" if self.zip_path is None else "compressed data"
+        if isinstance(err, EOFError):
+            what = f"the {stream} ends early"
+        else:
+            what = f"the {stream} is corrupt ({err})"
+        where = f"after line {lineno}" if lineno else "before its first line"
+        if self.zip_path is None:
+            fix = (
+                "the file is truncated or corrupt: copy or download it again; "
+                f"`gzip -t {origin}` checks a file"
+            )
+        else:
+            fix = (
+                f"the zip is truncated or corrupt: delete {self.zip_path} and rerun the workflow: "
+                "the download rule (opus_download) fetches it again"
+            )
+        return CorpusError(f"{origin}: {what} {where} ({fix})")
 
 
 def _chomp(line: bytes) -> bytes:
@@ -85,7 +141,11 @@ def moses_zip(corpus: str, zip_path: Path, en_member: str, xx_member: str) -> Bi
     def opener(member: str) -> Callable[[], IO[bytes]]:
         def open_member() -> IO[bytes]:
             archive = zipfile.ZipFile(zip_path)
-            return _ClosingMember(archive, archive.open(member))
+            try:
+                return _ClosingMember(archive, archive.open(member))
+            except BaseException:
+                archive.close()
+                raise
 
         return open_member
 
@@ -95,6 +155,7 @@ def moses_zip(corpus: str, zip_path: Path, en_member: str, xx_member: str) -> Bi
         f"{zip_path}:{xx_member}",
         opener(en_member),
         opener(xx_member),
+        zip_path,
     )
 
 

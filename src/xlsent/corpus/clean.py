@@ -38,7 +38,8 @@ from tqdm import tqdm
 
 from xlsent import languages
 from xlsent.corpus.bitext import Bitext, CorpusError
-from xlsent.io import parquet_writer
+from xlsent.faults import kill_point
+from xlsent.io import ParquetWriter, parquet_writer
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ def clean(
     out_path.parent.mkdir(parents=True, exist_ok=True)  # the first pass writes beside it
     pass1_path = out_path.with_name(f".{out_path.name}.pass1")
     try:
-        stats = _first_pass(bitexts, lang, pass1_path, cfg)
+        stats = _first_pass(bitexts, lang, pass1_path, out_path, cfg)
         keep, ratio_dropped, dup_dropped, median = _corpus_filters(pass1_path, cfg)
         stats["dropped"]["length_ratio"] = ratio_dropped
         stats["dropped"]["duplicate"] = dup_dropped
@@ -181,7 +182,9 @@ def clean(
     return stats
 
 
-def _first_pass(bitexts: list[Bitext], lang: str, pass1_path: Path, cfg: CleanConfig) -> dict:
+def _first_pass(
+    bitexts: list[Bitext], lang: str, pass1_path: Path, out_path: Path, cfg: CleanConfig
+) -> dict:
     """Per-pair filters; survivors go to `pass1_path` with their hash and log length ratio."""
     dropped = dict.fromkeys(FILTERS, 0)
     examples: dict[str, list[str]] = {}
@@ -189,7 +192,7 @@ def _first_pass(bitexts: list[Bitext], lang: str, pass1_path: Path, cfg: CleanCo
     for bitext in bitexts:  # up front, so that a source with no line or no survivor is listed
         sources.setdefault(bitext.corpus, {"origin": bitext.origin, "read": 0, "kept": 0})
     control = 0
-    writer = pq.ParquetWriter(pass1_path, _PASS1_SCHEMA)
+    writer = ParquetWriter(out_path, pass1_path, _PASS1_SCHEMA)  # failures name the output
     try:
         with tqdm(desc=f"clean {lang}", unit=" pairs", unit_scale=True, mininterval=5) as bar:
             for bitext, linenos, en, xx in _batches(bitexts, cfg.batch_size):
@@ -278,4 +281,5 @@ def _write_kept(
             rows = rows.with_row_index("id", offset=first_id).cast({"id": pl.Int64})
             per_source.update(dict(rows["source"].value_counts().iter_rows()))
             writer.write_table(rows.to_arrow().cast(CORPUS_SCHEMA))
+            kill_point("clean")
     return per_source

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlsent.corpus.bitext import Bitext, CorpusError, moses_files
+from xlsent.io import file_error
 
 
 def pair_name(lang: str) -> str:
@@ -36,8 +37,15 @@ def discover(directory: str | Path, lang: str, corpora: list[str] | None = None)
             "that holds the Moses files"
         )
     pair = pair_name(lang)
+    try:
+        paths = list(directory.iterdir())
+    except OSError as err:
+        error = file_error(err, directory, "list corpus.local.dir", CorpusError)
+        if error is None:
+            raise
+        raise error from err
     found = set()
-    for path in directory.iterdir():
+    for path in paths:
         name = path.name.removesuffix(".gz")
         corpus, sep, rest = name.partition(f".{pair}.")
         if sep and rest in ("en", lang):

@@ -26,6 +26,7 @@ from xlsent import languages
 from xlsent.corpus.bitext import Bitext, CorpusError, moses_zip
 from xlsent.corpus.local import pair_name
 from xlsent.download import download
+from xlsent.io import file_error
 
 logger = logging.getLogger(__name__)
 
@@ -251,8 +252,14 @@ def bitext_from_zip(
     except zipfile.BadZipFile as err:
         raise CorpusError(
             f"{zip_path} is not a readable zip archive ({err}); it may be cut off or an error "
-            "page saved under that name: delete it (and its .json record) and download it again"
+            "page saved under that name: delete it and rerun the workflow to download it again "
+            "(the download rule, opus_download, fetches a zip that is missing)"
         ) from None
+    except OSError as err:
+        error = file_error(err, zip_path, "read", CorpusError)
+        if error is None:
+            raise
+        raise error from err
     missing = [name for name in (en_member, xx_member) if name not in members]
     if missing:
         raise CorpusError(

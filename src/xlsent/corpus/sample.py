@@ -2,9 +2,14 @@
 
 The dev set is min(`dev_fraction` · N, `dev_pairs`) pairs of the N clean pairs (WACSE
 Table 1: 10% where a language has little data, 10K otherwise) and the training set up to
-`max_pairs` of the rest, both drawn uniformly without replacement. Memory holds one label
-byte per clean pair (and, while drawing, numpy's permutation of the indices: eight bytes per
-pair); the text is streamed batch by batch.
+`max_pairs` of the rest, both drawn uniformly without replacement.
+
+Memory holds one label byte per clean pair (and, while drawing, numpy's permutation of the
+indices: eight bytes per pair); the text is streamed batch by batch.
+
+A language with fewer than `min_train_pairs` training or `min_dev_pairs` dev pairs stops
+here with an error naming it (`min_pairs_action: error`), before anything is trained on it;
+with `warn` it goes on and its statistics say so (`below_min`), which the tables show.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from xlsent.corpus.bitext import CorpusError
 from xlsent.corpus.clean import CORPUS_SCHEMA
+from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
 
 log = logging.getLogger(__name__)
@@ -32,7 +39,24 @@ class SampleConfig:
     dev_pairs: int = 10_000
     dev_fraction: float = 0.1
     seed: int = 0
+    min_train_pairs: int = 500
+    min_dev_pairs: int = 50
+    min_pairs_action: str = "error"  # or "warn"
     batch_size: int = 100_000
+
+    def __post_init__(self) -> None:
+        if self.min_pairs_action not in ("error", "warn"):
+            raise ValueError(f"min_pairs_action is error or warn, not {self.min_pairs_action!r}")
+
+
+def below_minimum(n_train: int, n_dev: int, cfg: SampleConfig) -> dict[str, list[int]]:
+    """The splits a language has too few pairs for, as {split: [pairs, minimum]}. A minimum
+    above what is asked for (`max_pairs`, `dev_pairs`) is what is asked for."""
+    sizes = {
+        "train": (n_train, min(cfg.min_train_pairs, cfg.max_pairs)),
+        "dev": (n_dev, min(cfg.min_dev_pairs, cfg.dev_pairs)),
+    }
+    return {split: [n, minimum] for split, (n, minimum) in sizes.items() if n < minimum}
 
 
 def split_sizes(available: int, cfg: SampleConfig) -> tuple[int, int]:
@@ -64,6 +88,17 @@ def sample(
     # pre_buffer (on by default) reads ahead across row groups: memory would grow with the file.
     source = pq.ParquetFile(clean_path, pre_buffer=False)
     available = source.metadata.num_rows
+    below = below_minimum(*split_sizes(available, cfg), cfg)
+    if below and cfg.min_pairs_action == "error":
+        lacking = " and ".join(
+            f"{n} {split} pairs, fewer than the minimum of {minimum} (corpus.min_{split}_pairs)"
+            for split, (n, minimum) in below.items()
+        )
+        raise CorpusError(
+            f"{lang}: {available} clean pairs give {lacking}. Add data for {lang}, lower the "
+            "minimum, set corpus.min_pairs_action: warn to go on with the language marked in "
+            f"the tables, or remove {lang} from `languages`"
+        )
     label = labels(available, lang, cfg)
     start = 0
     with (
@@ -76,6 +111,7 @@ def sample(
             start += batch.num_rows
             train.write_table(rows.filter(part == _TRAIN).to_arrow().cast(CORPUS_SCHEMA))
             dev.write_table(rows.filter(part == _DEV).to_arrow().cast(CORPUS_SCHEMA))
+        kill_point("sample")
     n_train, n_dev = int((label == _TRAIN).sum()), int((label == _DEV).sum())
     stats = {
         "lang": lang,
@@ -84,7 +120,15 @@ def sample(
         "dev": n_dev,
         "max_pairs": cfg.max_pairs,
         "seed": cfg.seed,
+        "below_min": below,
     }
+    if below:
+        log.warning(
+            "%s: fewer pairs than the minimum (%s); going on as corpus.min_pairs_action is warn: "
+            "the tables mark the language",
+            lang,
+            ", ".join(f"{split} {n} < {minimum}" for split, (n, minimum) in below.items()),
+        )
     if n_train < cfg.max_pairs:
         log.warning(
             "%s: %d clean pairs, fewer than max_pairs %d: training on %d, dev %d",

@@ -23,6 +23,7 @@ import gzip
 import logging
 import os
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlparse
@@ -164,8 +165,15 @@ def freedict_pairs(
                 "dict-freedict-eng-deu` (or the package of your language pair)"
             )
     opener = gzip.open if dict_path.suffix == ".dz" else open
-    with opener(dict_path, "rb") as f:
-        data = f.read()
+    try:
+        with opener(dict_path, "rb") as f:
+            data = f.read()
+    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+        raise DictionaryError(
+            f"{dict_path}: the dictzip data ends early or is corrupt ({err}): reinstall the "
+            "package it came from (`apt-get install --reinstall dict-freedict-eng-deu`, or that "
+            f"of your language pair); `gzip -t {dict_path}` checks the file"
+        ) from err
     seen_entries: set[tuple[int, int]] = set()
     pairs: dict[tuple[str, str], None] = {}
     with open(index_path, encoding="utf-8") as f:

@@ -15,6 +15,8 @@ import numpy as np
 
 from xlsent.errors import XlsentError
 from xlsent.evaluate.search import p_at_1
+from xlsent.faults import kill_point
+from xlsent.io import file_error
 from xlsent.languages import ENGLISH, UnknownLanguageError, get
 
 LASER_URL = "https://raw.githubusercontent.com/facebookresearch/LASER/main/data/tatoeba/v1"
@@ -47,7 +49,14 @@ def tatoeba_files(directory: Path, lang: str) -> tuple[Path, Path]:
 
 def _read_lines(path: Path) -> list[str]:
     lines = []
-    with path.open("rb") as f:
+    try:
+        f = path.open("rb")
+    except OSError as err:
+        error = file_error(err, path, "read", TatoebaError)
+        if error is None:
+            raise
+        raise error from err
+    with f:
         # Decode line by line so that an encoding error can name its line.
         for lineno, raw in enumerate(f, start=1):
             try:
@@ -110,6 +119,7 @@ def evaluate(encode: Encoder, directory: Path, langs: list[str]) -> list[dict]:
             {"lang": lang, "direction": d, "metric": "accuracy", "value": v, "n": len(xx)}
             for d, v in accuracy.items()
         ]
+        kill_point("eval_tatoeba")
     return rows
 
 

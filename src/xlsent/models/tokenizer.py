@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
+from xlsent.faults import kill_point
 from xlsent.io import atomic_path, write_json
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,7 @@ def train_sentencepiece(
             "requested_vocab_size": vocab_size,
             "seed": seed,
         }
+        kill_point("tokenizer")
         write_json(out / "xlsent_tokenizer.json", stats)
     log.info("trained a %d-piece tokenizer on %d sentences", stats["vocab_size"], len(sentences))
     return stats

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from xlsent.evaluate.search import p_at_1
+from xlsent.faults import kill_point
 from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.ragged import Ragged
@@ -273,8 +274,7 @@ class Trainer:
                 "history": self.history,
                 "rng": rng,
             }
-            with atomic_path(self._last) as tmp:
-                torch.save(state, tmp)
+            _save(state, self._last)
             log.info("checkpoint at step %d: %s", self.step, self._last)
         distributed.barrier(self.world)
 
@@ -373,16 +373,19 @@ class Trainer:
 
     @torch.inference_mode()
     def evaluate(self) -> dict:
-        """Dev P@1 (%) per language, foreign → English, and its mean."""
+        """Dev P@1 (%) per language, foreign → English, and its mean; `dev_without` lists the
+        languages with no dev pair (not in the mean)."""
         self.objective.eval()
         scores = {}
         for lang, pairs in self.dev_data.items():
-            if len(pairs) == 0:
+            if len(pairs) == 0:  # only below corpus.min_dev_pairs with min_pairs_action: warn
                 continue
             xx, en = self._encode(pairs.xx, lang), self._encode(pairs.en, "en")
             scores[lang] = round(100 * p_at_1(xx, en), 2)
+            kill_point("train.evaluate")
         mean = round(float(np.mean(list(scores.values()))), 2) if scores else float("nan")
-        return {"dev_p1": mean, "dev": scores}
+        without = [lang for lang in self.dev_data if lang not in scores]
+        return {"dev_p1": mean, "dev": scores, **({"dev_without": without} if without else {})}
 
     def _encode(self, rows: Ragged, lang: str, batch: int = 512) -> np.ndarray:
         out = []
@@ -417,6 +420,7 @@ class Trainer:
         try:
             while self.step < s.max_steps:
                 record = self.train_step()
+                kill_point("train.step")
                 records.append(record)
                 pairs_since += s.batch_size
                 tokens_since += record["tokens"] * self.world.size
@@ -438,12 +442,15 @@ class Trainer:
                     improved = result["dev_p1"] > self.best["dev_p1"]
                     if improved:
                         self.best = {"step": self.step, **result}
-                        with atomic_path(self._best_weights) as tmp:
-                            torch.save({"step": self.step, "model": self.model.state_dict()}, tmp)
+                        _save(
+                            {"step": self.step, "model": self.model.state_dict()},
+                            self._best_weights,
+                        )
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
                     self.save_checkpoint()
+                    kill_point("train.checkpoint")
                 if self._stop:
                     raise Preempted(
                         f"stopped by a signal at step {self.step}; rerun to resume from "
@@ -470,10 +477,24 @@ class Trainer:
         self.model.to("cpu")
         with atomic_path(out_dir) as tmp:
             encoder.save(self.model, self.model_spec.tokenizer_dir, tmp, self.settings.max_length)
+            kill_point("train.export")
             write_json(tmp / "run.json", run_config)
             write_json(tmp / "best.json", self.best)
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
+
+
+def _save(state: dict, path: Path) -> None:
+    """torch.save under a temporary name. Through a Python file object, so that a failed
+    write (a full disk) surfaces as the OSError that atomic_path names the file in, not as
+    torch's RuntimeError about a zip position."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        try:
+            torch.save(state, f)
+        except RuntimeError as err:
+            if isinstance(err.__context__, OSError):
+                raise err.__context__ from err
+            raise
 
 
 def _mean(records: list[dict], part: str) -> float:

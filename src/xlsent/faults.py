@@ -1,0 +1,67 @@
+"""Named kill points: how the recovery tests kill a job at an exact moment, with SIGKILL.
+
+A long-running command calls `kill_point("train.checkpoint")` at the moments where a kill
+is most likely to leave damage (half an output written, a checkpoint just saved, an
+evaluation running). Nothing happens unless the environment variable `XLSENT_KILL_AT`
+names the point: then the process kills its children and itself with SIGKILL, as an
+out-of-memory killer or a cluster's time limit would, without running any cleanup.
+
+`XLSENT_KILL_AT` is a comma-separated list of points, each optionally `point@n` to die at
+its n-th passage (default the first). `XLSENT_KILL_LOG`, when set, is a file to which the
+point's name is appended before the kill, so that a test knows which point fired.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections import Counter
+from pathlib import Path
+
+_passages: Counter[str] = Counter()
+
+
+def _armed() -> dict[str, int]:
+    armed = {}
+    for item in os.environ.get("XLSENT_KILL_AT", "").split(","):
+        name, _, count = item.strip().partition("@")
+        if name:
+            armed[name] = int(count or 1)
+    return armed
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from /proc (parents before their children)."""
+    parent_of = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            # The command name (field 2) may hold spaces: the parent pid follows its ")".
+            parent_of[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parent_of.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def kill_point(name: str) -> None:
+    """SIGKILL this process (and its descendants) here if `XLSENT_KILL_AT` names `name`."""
+    armed = _armed()
+    if name not in armed:
+        return
+    _passages[name] += 1
+    if _passages[name] != armed[name]:
+        return
+    if log := os.environ.get("XLSENT_KILL_LOG"):
+        with open(log, "a") as f:
+            f.write(f"{name}\n")
+    for pid in reversed(_descendants(os.getpid())):
+        with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+            os.kill(pid, signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)

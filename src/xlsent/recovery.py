@@ -1,0 +1,179 @@
+"""What keeps a killed run from leaving results that a rerun trusts, and a plain rerun working.
+
+**Stale outputs.** Snakemake deletes a job's outputs when the job starts, not when it decides
+to rebuild them. If a job is killed, its outputs are gone, and the outputs computed from
+them earlier look up to date to the next run: Snakemake does not rebuild a missing
+intermediate file whose consumers are complete (its rule for temporary files). After a
+settings change and a killed `train`, evaluation, tables and plots would keep the old
+model's numbers. `invalidate_rebuilt_outputs` closes that gap: when a run starts, every
+output that will be rebuilt because something it was computed from is rebuilt is removed at
+once, consumers first. A kill at any later moment then leaves those outputs missing, and the
+next run rebuilds them and what they need.
+
+**Stale locks.** Snakemake locks the working directory and releases it when it stops; a
+Snakemake killed with SIGKILL (an out-of-memory kill, a closed session, a reboot) leaves the
+lock behind, and the next run refuses to start until `snakemake --unlock`. A local run
+records who holds the lock (`record_lock_owner`); `release_stale_lock` removes the lock
+when that process and every process of its group are gone, or the machine has rebooted since.
+A run through a cluster executor never releases its lock this way: its jobs may still be
+running in the cluster's queue, where no local check can see them.
+
+Both work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
+`job_dependencies`, `job.output`) and its lock directory, `.snakemake/locks`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class _Dag(Protocol):
+    def needrun_jobs(self) -> Iterable[Any]: ...
+
+    def job_dependencies(self, job: Any) -> Iterable[Any]: ...
+
+
+def rebuilt_downstream(dag: _Dag) -> list[Any]:
+    """The jobs to run that consume the output of another job to run, consumers first.
+
+    These are the jobs whose outputs are stale only because an input will change: nothing in
+    their own record says so, so a kill of the job upstream must not leave them in place.
+    """
+    needrun = set(dag.needrun_jobs())
+    waiting = {job: [dep for dep in dag.job_dependencies(job) if dep in needrun] for job in needrun}
+    stale = {job for job, deps in waiting.items() if deps}
+    # Kahn's algorithm over the stale jobs, producers before consumers; reversed at the end.
+    pending = {job: sum(dep in stale for dep in waiting[job]) for job in stale}
+    consumers: dict[Any, list[Any]] = {job: [] for job in stale}
+    for job in stale:
+        for dep in waiting[job]:
+            if dep in stale:
+                consumers[dep].append(job)
+    ready = sorted((job for job, n in pending.items() if n == 0), key=str)
+    order = []
+    while ready:
+        job = ready.pop()
+        order.append(job)
+        for consumer in consumers[job]:
+            pending[consumer] -= 1
+            if pending[consumer] == 0:
+                ready.append(consumer)
+    return order[::-1]
+
+
+def invalidate_rebuilt_outputs(dag: _Dag) -> list[str]:
+    """Remove the existing outputs of `rebuilt_downstream(dag)`, consumers first; return them.
+
+    Consumers go first so that a kill in the middle of this still leaves nothing stale: an
+    output that survives has an input that still exists, and Snakemake sees it is older.
+    """
+    removed = []
+    for job in rebuilt_downstream(dag):
+        for output in job.output:
+            path = Path(output)
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            elif path.exists() or path.is_symlink():
+                path.unlink()
+            else:
+                continue
+            removed.append(str(output))
+    return removed
+
+
+# -- locks -------------------------------------------------------------------------------
+
+OWNER_RECORD = "xlsent-lock-owner.json"
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When the process started (clock ticks since boot), so a reused pid is not taken for it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ")".
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes of process group `pgid` (not zombies: an exited job whose parent,
+    a killed Snakemake, can no longer collect it is not running)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        state, _, group = stat.rsplit(")", 1)[1].split()[:3]
+        if int(group) == pgid and state not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def record_lock_owner(snakemake_dir: str | os.PathLike[str], executor: str) -> None:
+    """Record this Snakemake process as the holder of the lock (called once it holds it)."""
+    pid = os.getpid()
+    record = {
+        "host": socket.gethostname(),
+        "boot_id": _boot_id(),
+        "pid": pid,
+        "pgid": os.getpgid(pid),
+        "start_ticks": _start_ticks(pid),
+        "executor": executor,
+    }
+    path = Path(snakemake_dir) / OWNER_RECORD
+    path.write_text(json.dumps(record) + "\n")
+
+
+def lock_status(snakemake_dir: str | os.PathLike[str]) -> tuple[bool, str | None]:
+    """(whether the lock in `snakemake_dir` is stale, why), or (False, None) when there is no
+    lock or nothing can be told about it."""
+    if not any((Path(snakemake_dir) / "locks").glob("*.lock")):
+        return False, None
+    try:
+        owner = json.loads((Path(snakemake_dir) / OWNER_RECORD).read_text())
+    except (OSError, ValueError):
+        return False, None  # a lock we did not record (another command or version): keep it
+    if owner.get("executor") != "local" or owner.get("host") != socket.gethostname():
+        return False, None
+    pid = owner["pid"]
+    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
+        return True, f"Snakemake (pid {pid}) held it before this machine rebooted"
+    started = _start_ticks(pid)
+    if started is not None and started == owner.get("start_ticks"):
+        return False, None  # still running
+    if owner.get("pgid") != pid:
+        return False, None  # its jobs shared a process group with others: can't tell
+    survivors = group_members(pid)
+    if survivors:
+        return False, (
+            f"Snakemake (pid {pid}) was killed but its jobs are still running (pids "
+            f"{', '.join(map(str, survivors))}): wait for them or kill them, then run again"
+        )
+    return True, f"Snakemake (pid {pid}) was killed, and none of its jobs is still running"
+
+
+def release_stale_lock(snakemake_dir: str | os.PathLike[str]) -> tuple[bool, str | None]:
+    """Remove the lock left by a killed local Snakemake; return `lock_status` before it."""
+    stale, why = lock_status(snakemake_dir)
+    if stale:
+        for lock in (Path(snakemake_dir) / "locks").glob("*.lock"):
+            lock.unlink(missing_ok=True)
+        (Path(snakemake_dir) / OWNER_RECORD).unlink(missing_ok=True)
+    return stale, why

@@ -1,0 +1,158 @@
+"""`xlsent status`: what the next run will redo and why, in a few lines per job.
+
+A thin reading of Snakemake's own bookkeeping, run with the user's arguments: its dry run
+(which jobs, and the reason of each) and its `--detailed-summary` (every output's status).
+Two things are added to what Snakemake prints:
+
+- a changed setting is shown as the keys that changed (`max_steps: 560 → 580`), not as the
+  two JSON objects of every setting of the rule;
+- outputs that stay as they are although a file they were computed from is gone (deleted by
+  hand: Snakemake does not rebuild a missing intermediate whose consumers are complete) are
+  listed with the command that recomputes them. A kill never leaves such outputs: a run
+  removes what it will rebuild before it starts (xlsent.recovery).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# A job as Snakemake prints it in a dry run: "rule NAME:" (or localrule, checkpoint), then its
+# more indented fields; jobs of a group job are indented as a whole.
+_JOB = re.compile(
+    r"^([ \t]*)(?:local)?(?:rule|checkpoint) (\w+):\n((?:\1[ \t]+.*\n)*)", re.MULTILINE
+)
+
+
+@dataclass
+class Job:
+    rule: str
+    wildcards: str
+    outputs: list[str]
+    reasons: list[str] = field(default_factory=list)
+
+
+def _field(body: str, name: str) -> str:
+    found = re.search(rf"^\s+{name}: (.*)$", body, flags=re.MULTILINE)
+    return found.group(1) if found else ""
+
+
+def planned_jobs(dry_run: str) -> list[Job]:
+    """The jobs of a dry run's output, with their reasons made readable."""
+    jobs = []
+    for _, rule, body in _JOB.findall(dry_run):
+        if rule == "all":
+            continue
+        outputs = [p.strip() for p in _field(body, "output").split(",") if p.strip()]
+        jobs.append(Job(rule, _field(body, "wildcards"), outputs, _reasons(_field(body, "reason"))))
+    return jobs
+
+
+def _reasons(text: str) -> list[str]:
+    """Snakemake's reason line, its changed settings shown as the keys that changed."""
+    if not text:
+        return []
+    parts = [part.strip() for part in text.split(";") if part.strip()]
+    out = []
+    for part in parts:
+        if part.startswith("Params have changed"):
+            out.append("settings changed: " + _params_change(part))
+        elif part.startswith("Input files updated by another job"):
+            out.append("an input is rebuilt: " + part.split(":", 1)[1].strip())
+        else:
+            out.append(part)
+    return out
+
+
+def _params_change(text: str) -> str:
+    """`a: 1 → 2, b: …` from Snakemake's "before: '…' now: '…'" dump of a rule's params."""
+    before, _, now = text.partition(" now: ")
+    old = _json_objects(before.partition("before: ")[2])
+    new = _json_objects(now)
+    changes = []
+    for old_obj, new_obj in zip(old, new, strict=False):
+        keys = dict.fromkeys([*old_obj, *new_obj])
+        changes += [
+            f"{key}: {_short(old_obj.get(key, '(none)'))} → {_short(new_obj.get(key, '(none)'))}"
+            for key in keys
+            if old_obj.get(key) != new_obj.get(key)
+        ]
+    if changes:
+        return ", ".join(changes)
+    return "params " + " → ".join(x.strip()[:150] for x in (before, now))
+
+
+def _json_objects(text: str) -> list[dict]:
+    """The JSON objects quoted in `text` (params that are JSON settings), in order."""
+    objects = []
+    for quoted in re.findall(r"'(\{.*?\})'", text):
+        try:
+            value = json.loads(quoted)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+    return objects
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def orphans(detailed_summary: str, root: Path = Path(".")) -> dict[str, list[str]]:
+    """Outputs that no run will rebuild although a result they were computed from is gone,
+    as {output: [its missing inputs]}, from Snakemake's `--detailed-summary`."""
+    found = {}
+    for row in csv.DictReader(io.StringIO(detailed_summary), delimiter="\t"):
+        if row.get("plan") != "no update" or not (root / row["output_file"]).exists():
+            continue
+        inputs = [p for p in (row.get("input-file(s)") or "").split(",") if p]
+        missing = [p for p in inputs if p.startswith("results/") and not (root / p).exists()]
+        if missing:
+            found[row["output_file"]] = missing
+    return found
+
+
+def _snakemake(args: list[str]) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", *args], capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(proc.returncode)
+    return proc.stdout + proc.stderr
+
+
+def report(args: list[str], root: Path = Path(".")) -> str:
+    """The status report of `snakemake ARGS` (the user's targets, --configfile, ...)."""
+    jobs = planned_jobs(_snakemake([*args, "--dry-run"]))
+    summary = _snakemake([*args, "--detailed-summary"])
+    lost = orphans(summary[summary.find("output_file\t") :], root)
+    lines = []
+    if jobs:
+        lines.append(f"The next run redoes {len(jobs)} jobs:")
+        for job in jobs:
+            name = f"{job.rule} ({job.wildcards})" if job.wildcards else job.rule
+            lines.append(f"  {name}: {'; '.join(job.reasons) or 'see snakemake -n'}")
+    else:
+        lines.append("Nothing to redo: every requested result is up to date.")
+    if lost:
+        lines.append(
+            f"{len(lost)} output{'s' if len(lost) > 1 else ''} stay as they are although a "
+            "result they were computed from is gone (deleted by hand?):"
+        )
+        for output, missing in lost.items():
+            lines.append(f"  {output} (from {', '.join(missing)})")
+        lines.append(
+            "  To recompute them from their inputs: snakemake --forcerun "
+            + " ".join(lost)
+            + " (with your other arguments)"
+        )
+    return "\n".join(lines)

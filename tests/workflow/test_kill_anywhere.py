@@ -1,0 +1,411 @@
+"""Kill anything, anywhere: a plain rerun recovers with the results of an uninterrupted run.
+
+On a tiny DAG of the whole workflow (two languages of the embedded demo; a one-layer encoder
+trained with TR and with WACSE on WSPAlign links of a tiny aligner built here; Bi-Sent2vec;
+Tatoeba; tables and plots), every long-running job kind is killed with SIGKILL at its named
+kill point (`xlsent.faults`), and Snakemake itself with SIGTERM and with SIGKILL. After each
+kill:
+
+(a) nothing stale is reported as done: the dry run plans the tables, and every result that
+    exists either is final (equal to the uninterrupted run's) or is planned to be rebuilt;
+(b) the plain command of the README (`snakemake --cores N --configfile FILE`) finishes the
+    work, and every output equals, byte for byte, the uninterrupted run's;
+(c) no temporary file is left in the working directory.
+
+Everything here is deterministic on a CPU (one thread per trainer; the aligner is a
+network, not eflomal, which seeds itself from /dev/urandom), so (b) compares bytes; only
+records of time and speed (benchmarks, logs, throughput fields of the training log, the
+trainers' wall-clock statistics) are left out of the comparison.
+
+Kills happen after a settings change (a finished run whose config then changes: the case
+where stale results used to survive) and in a first run from an empty directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import copy_tree, snakemake, snakemake_command, snakemake_env, write_config
+
+from xlsent.corpus import demo
+from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.models.tokenizer import train_sentencepiece
+from xlsent.recovery import group_members
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+# Every kill point of the workflow's jobs (xlsent.faults.kill_point), named by rule; train
+# at four moments: before its first checkpoint (its first step), right after a checkpoint,
+# during a dev evaluation, and while it writes the exported model.
+KILL_POINTS = [
+    "clean",
+    "sample",
+    "words",
+    "tokenizer",
+    "subwords",
+    "align_shard",
+    "word_spans",
+    "train.step",
+    "train.evaluate",
+    "train.checkpoint",
+    "train.export",
+    "bisent2vec_train",
+    "eval_tatoeba",
+]
+CORES = "2"
+# Outputs that record time or speed, not results.
+UNTIMED = ("results/benchmarks/", "results/checkpoints/", "results/build/")
+TIMING_KEYS = {
+    "pairs_per_s",
+    "tokens_per_s",
+    "wall_seconds",
+    "words_per_sec_per_thread",
+    "peak_rss_mb",
+    "seconds",
+    "cpu_seconds",
+}
+
+
+def base_config(aligner: Path) -> dict:
+    return {
+        "languages": ["kk", "te"],
+        "corpus": {
+            "source": "demo",
+            "demo": {"heldout_fraction": 0.2, "heldout_max_pairs": 60},
+            "clean": {"min_tokens": 1},
+            "max_pairs": 240,
+            "dev_pairs": 30,
+            "seed": 0,
+        },
+        "align": {
+            "method": "wspalign",
+            "shard_size": 120,
+            "wspalign": {
+                "model": str(aligner),
+                "threshold": 0.05,
+                "batch_size": 64,
+                "device": "cpu",
+                "precision": "fp32",
+                "gpus": 0,
+            },
+        },
+        "models": {
+            "tiny": {
+                "init": "scratch",
+                "vocab_size": 400,
+                "tokenizer_sentences": 2000,
+                "hidden_size": 32,
+                "num_hidden_layers": 1,
+                "num_attention_heads": 2,
+                "intermediate_size": 64,
+            }
+        },
+        "runs": {
+            "tr": {"method": "tr", "model": "tiny", "seeds": [42], "train": {"max_steps": 12}},
+            "wacse": {"method": "wacse", "model": "tiny", "seeds": [42], "train": {"max_steps": 8}},
+            "bisent2vec-uni": {"method": "bisent2vec", "seeds": [42]},
+        },
+        "train": {
+            "max_length": 24,
+            "lr": 2.0e-3,
+            "batch_size": 32,
+            "micro_batch_size": 32,
+            "eval_every": 4,
+            "checkpoint_every": 4,
+            "log_every": 2,
+            "gpus": 0,
+            "threads": 1,
+        },
+        "bisent2vec": {"dim": 16, "min_count": 1, "epoch": 5, "lr": 0.2, "threads": 1},
+        "evaluate": {"batch_size": 64, "tatoeba": {"dir": "results/demo/tatoeba"}},
+        "tables": {"groups": ["low4"], "ablation": {"runs": ["tr", "wacse"]}},
+    }
+
+
+def changed_config(aligner: Path) -> dict:
+    """The base config with settings that change every stage's output: stricter cleaning and
+    another sample of the corpus (so every later stage differs), and more TR steps (the case
+    of the report)."""
+    config = base_config(aligner)
+    config["corpus"]["seed"] = 1
+    config["corpus"]["clean"]["max_length_ratio"] = 2.5
+    config["runs"]["tr"]["train"]["max_steps"] = 16
+    return config
+
+
+@pytest.fixture(scope="module")
+def aligner(tmp_path_factory) -> Path:
+    """A tiny randomly initialised WSPAlign-style QA model with a SentencePiece tokenizer
+    trained on real demo text: arbitrary but deterministic links."""
+    from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
+
+    root = tmp_path_factory.mktemp("aligner")
+    corpus = root / "kk.parquet"
+    clean(demo.bitexts("kk", 0.2), "kk", corpus, CleanConfig(min_tokens=1))
+    train_sentencepiece({"kk": corpus}, root / "tokenizer", vocab_size=300)
+    tokenizer = AutoTokenizer.from_pretrained(root / "tokenizer")
+    torch.manual_seed(0)
+    model = XLMRobertaForQuestionAnswering(
+        XLMRobertaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=128 + 128 + 4 + 2,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
+    )
+    out = root / "model"
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def _plain_run(workdir: Path, *args: str, env: dict[str, str] | None = None, **kwargs):
+    """The README's command for a run of a config file (targets: `rule all`)."""
+    configfile = str(workdir / "config.yaml")
+    return snakemake(
+        workdir, *args, "--cores", CORES, "--configfile", configfile, env=env, **kwargs
+    )
+
+
+@pytest.fixture(scope="module")
+def base_run(tmp_path_factory, aligner) -> Path:
+    workdir = tmp_path_factory.mktemp("base")
+    write_config(workdir / "config.yaml", base_config(aligner))
+    _plain_run(workdir)
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def changed_run(tmp_path_factory, base_run, aligner) -> Path:
+    """The base run after the settings change, uninterrupted: the reference of the kills."""
+    workdir = copy_tree(base_run, tmp_path_factory.mktemp("changed") / "run")
+    write_config(workdir / "config.yaml", changed_config(aligner))
+    _plain_run(workdir)
+    return workdir
+
+
+# -- what is compared --------------------------------------------------------------------
+
+
+def _results(workdir: Path) -> dict[str, Path]:
+    """Every result file of a run, by path relative to the run directory."""
+    return {
+        str(path.relative_to(workdir)): path
+        for path in sorted((workdir / "results").rglob("*"))
+        if path.is_file() and not str(path.relative_to(workdir)).startswith(UNTIMED)
+    }
+
+
+def _content(path: Path) -> bytes | object:
+    """What must not change between runs: the bytes, or a record without its timings."""
+    if path.name == "train_log.jsonl":
+        return [_untimed(json.loads(line)) for line in path.read_text().splitlines()]
+    if path.name == "stats.json" and "models" in path.parts:  # the word-vector trainers'
+        return _untimed(json.loads(path.read_text()))
+    return path.read_bytes()
+
+
+def _untimed(record: object) -> object:
+    if isinstance(record, dict):
+        return {k: _untimed(v) for k, v in record.items() if k not in TIMING_KEYS}
+    if isinstance(record, list):
+        return [_untimed(v) for v in record]
+    return record
+
+
+def assert_same_results(run: Path, reference: Path) -> None:
+    """(b) Every result of `run` equals the reference run's, and no result is missing."""
+    ours, theirs = _results(run), _results(reference)
+    assert sorted(ours) == sorted(theirs)
+    differ = [name for name in ours if _content(ours[name]) != _content(theirs[name])]
+    assert not differ, f"results that differ from the uninterrupted run: {differ}"
+
+
+def assert_no_temporary_files(workdir: Path) -> None:
+    """(c) Nothing a killed writer left behind: the `.NAME.tmp-PID` of atomic writes, a
+    clean's first pass, a Bi-Sent2vec pairs file."""
+    leftovers = [
+        str(path.relative_to(workdir))
+        for path in workdir.rglob(".*")
+        if ".snakemake" not in path.parts
+        and (".tmp-" in path.name or path.name.endswith((".pass1", ".pairs.txt")))
+    ]
+    assert not leftovers, f"temporary files left behind: {leftovers}"
+
+
+def assert_nothing_stale_is_done(workdir: Path, reference: Path) -> str:
+    """(a) After a kill, the tables are planned, and every evaluation or table that exists
+    is final or planned to be rebuilt. Returns what the dry run printed."""
+    proc = _plain_run(workdir, "--dry-run", should_fail=None, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"the dry run failed after a kill:\n{out[-3000:]}"
+    assert "Nothing to be done" not in out, "a killed run reported as complete"
+    assert "rule tables_tatoeba:" in out, "the Tatoeba table was reported up to date"
+    final = _results(reference)
+    for name, path in _results(workdir).items():
+        if name.startswith(("results/eval/", "results/tables/", "results/plots/")):
+            stale = name not in final or _content(path) != _content(final[name])
+            assert not stale or f" {name}" in out or f"{name}," in out, (
+                f"{name} holds stale results and the dry run does not rebuild it"
+            )
+    return out
+
+
+def kill_everywhere(workdir: Path, reference: Path, kill_log: Path) -> list[str]:
+    """Run the plain command with every kill point not yet fired armed, until a run
+    completes; after each kill check (a). Return the points in the order they fired (one per
+    killed job)."""
+    fired: list[str] = []
+    for _ in range(len(KILL_POINTS) + 1):
+        remaining = [point for point in KILL_POINTS if point not in fired]
+        env = snakemake_env(XLSENT_KILL_AT=",".join(remaining), XLSENT_KILL_LOG=str(kill_log))
+        proc = _plain_run(workdir, env=env, should_fail=None)
+        now = kill_log.read_text().split() if kill_log.exists() else []
+        new = now[len(fired) :]
+        fired = now
+        if proc.returncode == 0:
+            assert not new, f"{new} fired but the run succeeded"
+            break
+        assert new, f"the run failed without a kill:\n{(proc.stdout + proc.stderr)[-4000:]}"
+        assert_nothing_stale_is_done(workdir, reference)
+    # A point may fire in two jobs of one rule at once (kk and te): each was killed.
+    never = set(KILL_POINTS) - set(fired)
+    assert not never, f"kill points that never fired: {sorted(never)}"
+    return fired
+
+
+def test_kills_after_a_settings_change_recover_the_changed_run(
+    base_run, changed_run, aligner, tmp_path
+):
+    """The report's case: a finished run, a setting changed, jobs killed while the rerun
+    works. Stale tables used to survive; now each kill leaves them planned, and the rerun
+    ends with the results of the changed settings."""
+    workdir = copy_tree(base_run, tmp_path / "run")
+    write_config(workdir / "config.yaml", changed_config(aligner))
+    fired = kill_everywhere(workdir, changed_run, tmp_path / "kills.log")
+    assert fired[0] in ("clean", "sample", "words")  # the DAG reran from the corpus
+    assert_same_results(workdir, changed_run)
+    assert_no_temporary_files(workdir)
+    assert "Nothing to be done" in _plain_run(workdir, "--dry-run").stdout
+
+
+def test_kills_in_a_first_run_recover_the_uninterrupted_run(base_run, aligner, tmp_path):
+    workdir = tmp_path / "run"
+    workdir.mkdir()
+    write_config(workdir / "config.yaml", base_config(aligner))
+    kill_everywhere(workdir, base_run, tmp_path / "kills.log")
+    assert_same_results(workdir, base_run)
+    assert_no_temporary_files(workdir)
+
+
+def test_a_killed_training_after_a_settings_change_is_not_trusted(
+    base_run, changed_run, aligner, tmp_path
+):
+    """The report, step by step: max_steps changed, `xlsent train` killed after a
+    checkpoint. The dry run must plan the training, its evaluation and the tables; the
+    rerun resumes and exports the weights of an uninterrupted run."""
+    workdir = copy_tree(base_run, tmp_path / "run")
+    config = base_config(aligner)
+    config["runs"]["tr"]["train"]["max_steps"] = 16
+    write_config(workdir / "config.yaml", config)
+    env = snakemake_env(XLSENT_KILL_AT="train.checkpoint@2")
+    _plain_run(workdir, env=env, should_fail=True)
+    assert not (workdir / "results/models/tr/seed42").exists()
+    assert not (workdir / "results/tables/tatoeba.csv").exists()
+    out = _plain_run(workdir, "--dry-run").stdout
+    for rule in ("train", "eval_tatoeba", "tables_tatoeba", "tables_ablation", "plots"):
+        assert f"rule {rule}:" in out or f"localrule {rule}:" in out, rule
+    log = _plain_run(workdir).stderr
+    assert "resumed from" in (workdir / "logs/train/tr/seed42.log").read_text()
+    assert "Removed" not in log  # nothing left to invalidate: the kill had done it
+    reference = copy_tree(base_run, tmp_path / "reference")
+    write_config(reference / "config.yaml", config)
+    _plain_run(reference)
+    assert_same_results(workdir, reference)
+
+
+# -- Snakemake itself killed ---------------------------------------------------------------
+
+
+def _start(workdir: Path) -> subprocess.Popen:
+    """The plain command in its own process group, as a terminal or tmux starts it."""
+    command = snakemake_command(
+        workdir, "--cores", CORES, "--configfile", str(workdir / "config.yaml")
+    )
+    return subprocess.Popen(
+        command,
+        env=snakemake_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _wait_for_training(workdir: Path, timeout: float = 300) -> None:
+    """Until a training job of this run has written a checkpoint."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any((workdir / "results/checkpoints").glob("*/seed*/last.pt")):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no training job started")
+
+
+def _group_alive(pgid: int) -> bool:
+    return bool(group_members(pgid))
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["sigterm", "sigkill-group", "sigkill-snakemake"],
+)
+def test_killed_snakemake_recovers_with_the_plain_command(
+    how, base_run, changed_run, aligner, tmp_path
+):
+    """SIGTERM (Ctrl-C, `kill`): Snakemake stops its jobs and releases its lock. SIGKILL of
+    the whole process group (a reboot, a killed session): the lock stays behind, and the next
+    run releases it. SIGKILL of Snakemake alone: its jobs run on; the next run keeps the lock
+    and says so until they are gone, then releases it."""
+    workdir = copy_tree(base_run, tmp_path / "run")
+    write_config(workdir / "config.yaml", changed_config(aligner))
+    shutil.rmtree(workdir / "results/checkpoints")
+    proc = _start(workdir)
+    _wait_for_training(workdir)
+    if how == "sigterm":
+        proc.send_signal(signal.SIGTERM)
+    elif how == "sigkill-group":
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=120)
+    if how == "sigkill-snakemake":
+        if _group_alive(proc.pid):  # its jobs outlive it: the lock must hold meanwhile
+            held = _plain_run(workdir, should_fail=None)
+            if _group_alive(proc.pid):
+                assert held.returncode != 0
+                assert "its jobs are still running" in held.stderr
+        deadline = time.monotonic() + 300
+        while _group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    else:
+        assert not _group_alive(proc.pid)
+    # The first command after the kill (here a dry run) releases a lock left behind.
+    planned = assert_nothing_stale_is_done(workdir, changed_run)
+    released = "Released the lock of an earlier run" in planned
+    assert released == (how != "sigterm"), planned[-3000:]
+    _plain_run(workdir)
+    assert_same_results(workdir, changed_run)
+    assert_no_temporary_files(workdir)
