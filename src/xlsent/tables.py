@@ -3,6 +3,8 @@
 Each run's evaluation lives in `results/eval/{task}/{run}/seed{seed}.parquet` (columns
 `task, run, seed, lang, direction, metric, value, n`). Seeds are averaged first, per run,
 language and direction, then languages are averaged over the groups of the papers.
+Every evaluation writes its file with `write_results`, beside the reader, so the columns
+have one definition.
 """
 
 from __future__ import annotations
@@ -14,13 +16,35 @@ from pathlib import Path
 
 import polars as pl
 
-from xlsent.io import atomic_path
+from xlsent.io import atomic_path, write_parquet
 from xlsent.languages import GROUPS, LANGUAGES
 
 COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
 DIRECTIONS = ("xx2en", "en2xx")
 # What the Markdown tables print for a value that is missing (a group with a language not run).
 BLANK = "–"
+
+
+def write_results(
+    rows: Sequence[dict], task: str, run: str, seed: int, out: str | os.PathLike[str]
+) -> None:
+    """One run's evaluation rows (lang, direction, metric, value, n) as its results Parquet.
+
+    Every task (tatoeba, bli) writes through here, so `load_results` finds `COLUMNS` with the
+    same types whatever wrote them: `value` a float and `n` an integer even when a task's
+    rows hold integral accuracies or float counts.
+    """
+    frame = pl.DataFrame(rows).select(
+        task=pl.lit(task),
+        run=pl.lit(run),
+        seed=pl.lit(seed, dtype=pl.Int64),
+        lang=pl.col("lang"),
+        direction=pl.col("direction"),
+        metric=pl.col("metric"),
+        value=pl.col("value").cast(pl.Float64),
+        n=pl.col("n").cast(pl.Int64),
+    )
+    write_parquet(out, frame.to_arrow())
 
 
 def load_results(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.DataFrame:

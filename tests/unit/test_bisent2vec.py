@@ -264,6 +264,7 @@ def test_cli_error_is_one_line(tmp_path) -> None:
     proc = subprocess.run(
         [
             *(sys.executable, "-m", "xlsent.cli", "bisent2vec-train", "--lang", "de"),
+            *("--method", "bisent2vec", "--settings", "{}", "--threads", "1"),
             *("--words", str(words), "--out", str(tmp_path / "model")),
         ],
         capture_output=True,
@@ -285,7 +286,8 @@ def test_cli_trains_and_evaluates(binary, l10n_de, tmp_path) -> None:
 
     model = tmp_path / "model"
     xlsent(
-        *("bisent2vec-train", "--lang", "de", "--words", str(l10n_de["words"])),
+        *("bisent2vec-train", "--method", "bisent2vec", "--lang", "de"),
+        *("--words", str(l10n_de["words"])),
         *("--binary", str(binary), "--threads", "2", "--out", str(model)),
         *("--settings", json.dumps({"dim": 10, "min_count": 3, "epoch": 1})),
         *("--stats", str(tmp_path / "stats.json")),
@@ -301,9 +303,9 @@ def test_cli_trains_and_evaluates(binary, l10n_de, tmp_path) -> None:
 
     (tmp_path / "en-de.txt").write_text("file datei\nopen öffnen\nsave speichern\n")
     xlsent(
-        *("eval-bli", "--model", str(model), "--lang", "de"),
+        *("eval-bli", "--model", str(model), "--lang", "de", "--direction", "en2xx"),
         *("--dictionary", str(tmp_path / "en-de.txt"), "--run", "b2v", "--seed", "0"),
-        *("--out", str(tmp_path / "bli.parquet")),
+        *("--out", str(tmp_path / "bli.parquet"), "--stats", str(tmp_path / "bli.json")),
     )
     bli = pl.read_parquet(tmp_path / "bli.parquet")
     assert bli.columns == list(COLUMNS)
@@ -317,6 +319,7 @@ def test_cli_trains_and_evaluates(binary, l10n_de, tmp_path) -> None:
         (tatoeba_dir / f"tatoeba.deu-eng.{name}").write_text(lines, encoding="utf-8")
     xlsent(
         *("bisent2vec-eval-tatoeba", "--model", str(model), "--dir", str(tatoeba_dir)),
+        *("--langs", "de"),
         *("--idf-words", str(l10n_de["words"]), "--run", "b2v", "--seed", "0"),
         *("--out", str(tmp_path / "tatoeba.parquet")),
     )

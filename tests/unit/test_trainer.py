@@ -89,6 +89,8 @@ def _train_cli(small_subwords, small_tokenizer, checkpoints: Path, out: Path) ->
         *(f"{lang}={p['dev']}" for lang, p in small_subwords.items()),
         "--checkpoints",
         str(checkpoints),
+        "--threads",
+        "1",
         "--out",
         str(out),
     ]

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from xlsent.bisent2vec import Bisent2vecError
-from xlsent.bisent2vec.data import train_token
+from xlsent.bisent2vec.data import WORDS_COLUMNS, train_token
 from xlsent.bisent2vec.trainer import MODEL_FILE, STATS_FILE, vectors_file
 from xlsent.io import read_json
 
@@ -204,6 +205,22 @@ class SentenceModel:
         for tokens in sentences:
             df[np.unique(self.features(tokens, lang))] += 1
         return (np.log((1 + len(sentences)) / (1 + df)) + 1).astype(np.float32)
+
+    def pair_idf(
+        self, words_files: Sequence[str | os.PathLike[str]], foreign: str
+    ) -> dict[str, np.ndarray]:
+        """`idf` of both sides, "en" and `foreign`, counted on words Parquet files of the pair.
+
+        A words file of the tokenize stage holds both sides of each pair, so one read gives
+        the weights of both languages; the workflow passes the dev split, which no test
+        sentence is part of.
+        """
+        sides: dict[str, list[list[str]]] = {"en": [], foreign: []}
+        for path in words_files:
+            table = pq.read_table(path, columns=list(WORDS_COLUMNS))
+            sides["en"] += table.column("en_words").to_pylist()
+            sides[foreign] += table.column("xx_words").to_pylist()
+        return {lang: self.idf(sentences, lang) for lang, sentences in sides.items()}
 
     def sentence_vectors(
         self, sentences: Sequence[Sequence[str]], lang: str, idf: np.ndarray | None = None

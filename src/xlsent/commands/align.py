@@ -1,0 +1,86 @@
+"""Align stage: word-align a language's training pairs shard by shard, then join the shards."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from xlsent.commands import Subparsers, log
+from xlsent.io import write_json
+
+
+def register(sub: Subparsers) -> None:
+    """Add align-shard, align-manifest and align-pharaoh."""
+    _add_align_shard(sub)
+    _add_align_manifest(sub)
+    _add_align_pharaoh(sub)
+
+
+def _add_align_shard(sub: Subparsers) -> None:
+    p = sub.add_parser("align-shard", help="word-align one shard of a language")
+    p.add_argument("--method", choices=["wspalign", "eflomal"], required=True)
+    p.add_argument("--settings", required=True, help="JSON of the method's settings")
+    p.add_argument("--corpus", required=True, help="the language's train.parquet")
+    p.add_argument("--words", required=True, help="its word tokens")
+    p.add_argument("--index", type=int, required=True)
+    p.add_argument("--shard-size", type=int, required=True)
+    p.add_argument("--total", type=int, required=True, help="training pairs of the language")
+    p.add_argument("--model", help="the WSPAlign checkpoint directory")
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", required=True)
+    p.set_defaults(handler=align_shard)
+
+
+def align_shard(args: argparse.Namespace) -> None:
+    from xlsent.align import job
+
+    stats = job.run(
+        args.method,
+        json.loads(args.settings),
+        Path(args.corpus),
+        Path(args.words),
+        args.index,
+        args.shard_size,
+        args.total,
+        Path(args.out),
+        Path(args.model) if args.model else None,
+    )
+    write_json(args.stats, stats)
+    log.info("%s", json.dumps(stats))
+
+
+def _add_align_manifest(sub: Subparsers) -> None:
+    p = sub.add_parser("align-manifest", help="join a language's shards (_SUCCESS)")
+    p.add_argument("--method", required=True)
+    p.add_argument("--lang", required=True)
+    p.add_argument("--settings", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("stats", nargs="+", help="the shards' stats JSON, in shard order")
+    p.set_defaults(handler=align_manifest)
+
+
+def align_manifest(args: argparse.Namespace) -> None:
+    from xlsent.align.shards import write_manifest
+
+    info = {"method": args.method, "lang": args.lang, "settings": json.loads(args.settings)}
+    manifest = write_manifest(Path(args.out), [Path(p) for p in args.stats], info)
+    log.info("%s: %s", args.lang, json.dumps(manifest["totals"]))
+
+
+def _add_align_pharaoh(sub: Subparsers) -> None:
+    p = sub.add_parser("align-pharaoh", help="export a language's links as Pharaoh i-j lines")
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=align_pharaoh)
+
+
+def align_pharaoh(args: argparse.Namespace) -> None:
+    from xlsent.align.links import to_pharaoh
+    from xlsent.align.shards import iter_shards
+    from xlsent.io import atomic_path
+
+    with atomic_path(args.out) as tmp, open(tmp, "w") as f:
+        for shard in iter_shards(Path(args.manifest)):
+            for links in shard.column("links").to_pylist():
+                f.write(to_pharaoh({(link["en"], link["xx"]) for link in links}) + "\n")

@@ -1,0 +1,123 @@
+"""Bi-Sent2vec stage: build the C++ trainer, train an en-xx word-vector model, evaluate it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from xlsent.commands import Subparsers, lang_paths, log, require
+from xlsent.commands.evaluate import log_tatoeba_means
+from xlsent.io import write_json
+
+
+def register(sub: Subparsers) -> None:
+    """Add bisent2vec-build, bisent2vec-train and bisent2vec-eval-tatoeba."""
+    _add_bisent2vec_build(sub)
+    _add_bisent2vec_train(sub)
+    _add_bisent2vec_eval_tatoeba(sub)
+
+
+def _add_bisent2vec_build(sub: Subparsers) -> None:
+    p = sub.add_parser("bisent2vec-build", help="compile the Bi-Sent2vec trainer (CMake)")
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--source", required=True, help="the csrc/bisent2vec directory")
+    p.add_argument("--jobs", type=int, required=True, help="parallel compile jobs")
+    p.add_argument("--test", action="store_true", help="also run the C++ unit tests")
+    p.set_defaults(handler=bisent2vec_build)
+
+
+def bisent2vec_build(args: argparse.Namespace) -> None:
+    from xlsent.bisent2vec import build
+
+    binary = build.build(args.build_dir, args.source, jobs=args.jobs)
+    if args.test:
+        output = build.run_ctest(args.build_dir)
+        log.info("C++ unit tests: %s", next(x for x in output.splitlines() if "tests passed" in x))
+    log.info("trainer binary: %s", binary)
+
+
+def _add_bisent2vec_train(sub: Subparsers) -> None:
+    p = sub.add_parser("bisent2vec-train", help="train one en-xx Bi-Sent2vec (or CBOW) model")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--words", nargs="+", required=True, help="the language's words Parquet files")
+    p.add_argument("--method", choices=["bisent2vec", "fasttext-cbow"], required=True)
+    p.add_argument("--binary", help="the bisent2vec binary (bisent2vec-build)")
+    p.add_argument(
+        "--settings", required=True, help="JSON of Bi-Sent2vec settings (dim, lr, word_ngrams, ...)"
+    )
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--resume", help="a model directory to continue training from")
+    p.add_argument("--out", required=True, help="the model directory")
+    p.add_argument("--stats", help="a copy of the model's stats.json")
+    p.set_defaults(handler=bisent2vec_train)
+
+
+def bisent2vec_train(args: argparse.Namespace) -> None:
+    from xlsent.bisent2vec import baseline, data, trainer
+
+    settings = trainer.Bisent2vecSettings.from_dict(json.loads(args.settings))
+    if args.method == "bisent2vec":
+        require(args, "with --method bisent2vec (bisent2vec-build)", "binary")
+    out = Path(args.out)
+    pairs = out.with_name(f".{out.name}.pairs.txt")  # the trainer's input, beside the model
+    try:
+        counts = data.write_pairs(args.words, pairs, lowercase=settings.lowercase)
+        if args.method == "fasttext-cbow":
+            stats = baseline.train_cbow(pairs, out, args.lang, settings, threads=args.threads)
+        else:
+            stats = trainer.train(
+                args.binary,
+                pairs,
+                out,
+                args.lang,
+                settings,
+                threads=args.threads,
+                resume=args.resume,
+                extra_stats={"data": counts},
+            )
+    finally:
+        pairs.unlink(missing_ok=True)
+    if args.stats:
+        write_json(args.stats, stats)
+
+
+def _add_bisent2vec_eval_tatoeba(sub: Subparsers) -> None:
+    p = sub.add_parser("bisent2vec-eval-tatoeba", help="Tatoeba accuracy of a bag-of-words model")
+    model = p.add_mutually_exclusive_group(required=True)
+    model.add_argument("--model", help="a bisent2vec-train model directory")
+    model.add_argument("--models", nargs="+", help="LANG=DIR: a model per language pair")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--idf-words", nargs="*", help="held-out words Parquet files: tf-idf weights")
+    p.add_argument("--idf", nargs="*", help="with --models: LANG=PATH, held-out words for idf")
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=bisent2vec_eval_tatoeba)
+
+
+def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
+    from xlsent.bisent2vec.model import SentenceModel
+    from xlsent.evaluate import tatoeba
+    from xlsent.tables import write_results
+
+    if args.model:
+        model = SentenceModel.load(args.model)
+        foreign = next(lang for lang in model.langs if lang != "en")
+        idf = model.pair_idf(args.idf_words, foreign) if args.idf_words else None
+        rows = tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), args.langs)
+    else:
+        # One model per language pair (the workflow's layout): each language evaluated with
+        # its own model, its idf from its own held-out words.
+        models, idf_words = lang_paths(args.models), lang_paths(args.idf or [])
+        missing = [lang for lang in args.langs if lang not in models]
+        if missing:
+            raise FileNotFoundError(f"no model given for {', '.join(missing)} (--models LANG=DIR)")
+        rows = []
+        for lang in args.langs:
+            model = SentenceModel.load(models[lang])
+            idf = model.pair_idf([idf_words[lang]], lang) if lang in idf_words else None
+            rows += tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), [lang])
+    write_results(rows, "tatoeba", args.run, args.seed, args.out)
+    log_tatoeba_means(rows)

@@ -1,0 +1,142 @@
+"""Corpus stage: download OPUS archives, clean a language's bitexts, sample train/dev."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+
+from xlsent.commands import Subparsers, lang_paths, log, require
+from xlsent.io import write_json
+
+
+def register(sub: Subparsers) -> None:
+    """Add clean, download-opus, sample and demo-testset."""
+    _add_clean(sub)
+    _add_download_opus(sub)
+    _add_sample(sub)
+    _add_demo_testset(sub)
+
+
+def _add_clean(sub: Subparsers) -> None:
+    p = sub.add_parser("clean", help="read one language's bitexts and clean them")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--source", choices=["opus", "local", "demo"], required=True)
+    p.add_argument("--local-dir")
+    p.add_argument("--corpora", nargs="*")
+    p.add_argument("--manifest")
+    p.add_argument("--zip", nargs="*", default=[], help="CORPUS=PATH of each downloaded OPUS zip")
+    p.add_argument("--heldout-fraction", type=float, help="corpus.demo's (--source demo)")
+    p.add_argument("--min-tokens", type=int, required=True)
+    p.add_argument("--max-length-ratio", type=float, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", required=True)
+    p.set_defaults(handler=clean)
+
+
+def clean(args: argparse.Namespace) -> None:
+    from xlsent.corpus import clean as cleaning
+    from xlsent.corpus import demo, local, opus
+
+    if args.source == "local":
+        bitexts = local.discover(args.local_dir, args.lang, args.corpora)
+    elif args.source == "demo":
+        require(args, "with --source demo", "heldout_fraction")
+        bitexts = demo.bitexts(args.lang, args.heldout_fraction)
+    else:
+        manifest = opus.load_manifest(args.manifest)
+        zips = lang_paths(args.zip)  # CORPUS=PATH
+        bitexts = [
+            opus.bitext_from_zip(zips[archive.corpus], archive.corpus, args.lang, archive.opus_code)
+            for archive in opus.archives(manifest, args.lang, list(zips))
+        ]
+    stats = cleaning.clean(
+        bitexts,
+        args.lang,
+        args.out,
+        cleaning.CleanConfig(min_tokens=args.min_tokens, max_length_ratio=args.max_length_ratio),
+    )
+    if args.source == "demo":
+        stats["provenance"] = demo.provenance()
+    write_json(args.stats, stats)
+    dropped = ", ".join(f"{k} {v}" for k, v in stats["dropped"].items() if v)
+    log.info(
+        "%s: kept %d of %d pairs (dropped: %s)",
+        args.lang,
+        stats["kept"],
+        stats["read"],
+        dropped or "none",
+    )
+
+
+def _add_download_opus(sub: Subparsers) -> None:
+    p = sub.add_parser("download-opus", help="download one OPUS Moses zip (resumable)")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--manifest", required=True)
+    p.add_argument("--base-url", help="a mirror instead of the manifest's base_url")
+    p.add_argument("--retries", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=download_opus)
+
+
+def download_opus(args: argparse.Namespace) -> None:
+    from xlsent.corpus import opus
+
+    manifest = opus.load_manifest(args.manifest)
+    if args.base_url:
+        manifest = dataclasses.replace(manifest, base_url=args.base_url.rstrip("/"))
+    (archive,) = opus.archives(manifest, args.lang, [args.corpus])
+    opus.download_archive(archive, args.out, retries=args.retries)
+
+
+def _add_sample(sub: Subparsers) -> None:
+    p = sub.add_parser("sample", help="sample the train/dev splits of one language")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--clean", required=True)
+    p.add_argument("--train", required=True)
+    p.add_argument("--dev", required=True)
+    p.add_argument("--stats", required=True)
+    p.add_argument("--max-pairs", type=int, required=True)
+    p.add_argument("--dev-pairs", type=int, required=True)
+    p.add_argument("--dev-fraction", type=float, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--min-train-pairs", type=int, required=True)
+    p.add_argument("--min-dev-pairs", type=int, required=True)
+    p.add_argument("--min-pairs-action", choices=["error", "warn"], required=True)
+    p.set_defaults(handler=sample)
+
+
+def sample(args: argparse.Namespace) -> None:
+    from xlsent.corpus.sample import SampleConfig
+    from xlsent.corpus.sample import sample as draw
+
+    cfg = SampleConfig(
+        args.max_pairs,
+        args.dev_pairs,
+        args.dev_fraction,
+        args.seed,
+        args.min_train_pairs,
+        args.min_dev_pairs,
+        args.min_pairs_action,
+    )
+    write_json(args.stats, draw(args.clean, args.lang, args.train, args.dev, cfg))
+
+
+def _add_demo_testset(sub: Subparsers) -> None:
+    p = sub.add_parser("demo-testset", help="write the demo's held-out pairs in LASER layout")
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--heldout-fraction", type=float, required=True)
+    p.add_argument("--max-pairs", type=int, required=True)
+    p.set_defaults(handler=demo_testset)
+
+
+def demo_testset(args: argparse.Namespace) -> None:
+    from xlsent.corpus import demo
+
+    counts = demo.write_heldout(
+        args.langs, Path(args.out_dir), args.heldout_fraction, args.max_pairs
+    )
+    log.info("held-out demo test sets: %s", json.dumps(counts))

@@ -1,0 +1,121 @@
+"""Tokenize stage: spaCy words, the encoder's tokenizer and subwords, WACSE's word spans."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from xlsent.commands import Subparsers, lang_paths, log, require
+from xlsent.io import write_json
+
+
+def register(sub: Subparsers) -> None:
+    """Add words, fetch-model, tokenizer, subwords and word-spans."""
+    _add_words(sub)
+    _add_fetch_model(sub)
+    _add_tokenizer(sub)
+    _add_subwords(sub)
+    _add_word_spans(sub)
+
+
+def _add_words(sub: Subparsers) -> None:
+    p = sub.add_parser("words", help="spaCy word tokens of one corpus split")
+    p.add_argument("--lang", required=True)
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=words)
+
+
+def words(args: argparse.Namespace) -> None:
+    from xlsent.tokenize import words as tokenize_words
+
+    stats = tokenize_words(args.corpus, args.lang, args.out)
+    log.info("%s", json.dumps(stats))
+
+
+def _add_fetch_model(sub: Subparsers) -> None:
+    p = sub.add_parser("fetch-model", help="copy or download a pretrained encoder")
+    p.add_argument("--path", required=True, help="hub id or local directory")
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=fetch_model)
+
+
+def fetch_model(args: argparse.Namespace) -> None:
+    from xlsent.models.encoder import fetch_pretrained
+
+    fetch_pretrained(args.path, args.out)
+
+
+def _add_tokenizer(sub: Subparsers) -> None:
+    p = sub.add_parser("tokenizer", help="train (scratch) or copy (pretrained) a tokenizer")
+    p.add_argument("--pretrained", help="pretrained model directory to take the tokenizer from")
+    p.add_argument("--corpus", nargs="*", help="LANG=train.parquet to train on (scratch)")
+    p.add_argument("--vocab-size", type=int, help="the model's vocab_size (scratch)")
+    p.add_argument("--sentences", type=int, help="the model's tokenizer_sentences (scratch)")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=tokenizer)
+
+
+def tokenizer(args: argparse.Namespace) -> None:
+    from xlsent.models import tokenizer as tok
+
+    if args.pretrained:
+        stats = tok.save_pretrained_tokenizer(args.pretrained, args.out)
+    else:
+        require(args, "without --pretrained", "corpus", "vocab_size", "sentences")
+        stats = tok.train_sentencepiece(
+            lang_paths(args.corpus),
+            args.out,
+            args.vocab_size,
+            args.sentences,
+            args.seed,
+            args.threads,
+        )
+    log.info("%s", json.dumps(stats))
+
+
+def _add_subwords(sub: Subparsers) -> None:
+    p = sub.add_parser("subwords", help="encode one corpus split with a tokenizer")
+    p.add_argument("--corpus", required=True)
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=subwords)
+
+
+def subwords(args: argparse.Namespace) -> None:
+    from xlsent.tokenize import subwords as encode
+
+    log.info("%s", json.dumps(encode(args.corpus, args.tokenizer, args.out)))
+
+
+def _add_word_spans(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "word-spans", help="subword span of every word and the links of a language's pairs"
+    )
+    p.add_argument("--corpus", required=True, help="the language's train.parquet")
+    p.add_argument("--manifest", required=True, help="its alignment manifest (_SUCCESS)")
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", required=True)
+    p.set_defaults(handler=word_spans)
+
+
+def word_spans(args: argparse.Namespace) -> None:
+    from xlsent.align.shards import iter_shards
+    from xlsent.tokenize import word_spans as spans
+
+    stats = spans(args.corpus, iter_shards(Path(args.manifest)), args.tokenizer, args.out)
+    write_json(args.stats, stats)
+    log.info(
+        "%d pairs, %d links; dropped %d links whose words have no subword of their own "
+        "(%d of %d words) or were not found in the text (%d pairs)",
+        stats["pairs"],
+        stats["links"] - stats["links_dropped"],
+        stats["links_dropped"],
+        stats["words_without_subword"],
+        stats["words"],
+        stats["words_not_in_text"],
+    )
