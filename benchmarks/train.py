@@ -14,13 +14,13 @@ Two shapes:
   3-4x slower than 1 here (the threads wait on each other).
 - `xlmr-base`: the xlm-roberta-base shape (built from its config: no download, random
   weights) wrapped in the real `Objectives` of each method, fed a synthetic full-length batch
-  through `Objectives.batch` as in training: 2N sentences of `--seq` tokens (CLS + 30
+  through the method's collator as in training: 2N sentences of `--seq` tokens (CLS + 30
   subwords + SEP at 32), words of 2 subwords (15 a sentence), 2/3 of them linked to the
   same word of the translation (one link each). Each step is what `Trainer.train_step` does
   for one micro-batch: build the batch on the CPU, copy it over, forward/backward (bf16
   autocast on CUDA), clip, AdamW. Meant for a GPU; runs on CPU with a small `--batch`.
 
-`build ms/µb` is the time of building a micro-batch on the CPU (`objectives.batch`: collate,
+`build ms/µb` is the time of building a micro-batch on the CPU (`objectives.collator`: collate,
 word pooling weights, links, AWP's masked copies). The training loop builds the next
 micro-batch of a step in a background thread while the current one computes, so on a GPU
 it overlaps the model's work; with one micro-batch per step, as here, it does not. At the
@@ -73,9 +73,10 @@ from torch import nn
 from xlsent.config import validate
 from xlsent.models import encoder
 from xlsent.ragged import Ragged
+from xlsent.train.collate import Batch, Tokens
 from xlsent.train.data import Pairs, WordAligned
 from xlsent.train.loop import TrainSettings
-from xlsent.train.objectives import Batch, Objectives, Tokens
+from xlsent.train.objectives import Objectives
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out"
@@ -134,8 +135,7 @@ def model_flops(objectives: Objectives, batch: Batch) -> dict[str, float]:
     if objectives.rtl is not None:
         n = batch.n_pairs
         source = int(batch.mask[:n, 1:].sum())
-        english = batch.ids[n:, 1:]
-        targets = int((batch.mask[n:, 1:].bool() & (english != objectives.tokens.sep)).sum())
+        targets = int(batch.rtl_mask.sum())
         width = 2 * (batch.ids.shape[1] - 1)
         layers = len(objectives.rtl.layers)
         out["rtl"] = flops_per_step(config, source + targets, width, layers) + head_flops(
@@ -145,11 +145,11 @@ def model_flops(objectives: Objectives, batch: Batch) -> dict[str, float]:
 
 
 class Recorder:
-    """Wraps `objectives.batch`: the time each batch took to build and its model FLOPs."""
+    """Wraps `objectives.collator`: the time each batch took to build and its model FLOPs."""
 
     def __init__(self, objectives: Objectives):
         self.objectives = objectives
-        self.build = objectives.batch
+        self.build = objectives.collator
         self.build_s: list[float] = []
         self.flops: list[dict[str, float]] = []
         self.slots: list[int] = []  # token positions of the padded 2N sentences
@@ -288,7 +288,7 @@ def bench_demo(
             )
             trainers[run] = demo_trainer(Path(tmp) / run, data, settings)
             recorders[run] = Recorder(trainers[run].objective)
-            trainers[run].objective.batch = recorders[run]
+            trainers[run].objective.collator = recorders[run]
         for _ in range(warmup):  # allocator, first kernels
             for trainer in trainers.values():
                 trainer.train_step()
@@ -415,7 +415,7 @@ def bench_xlmr(
         build_s = []
         for _ in range(10):
             start = time.perf_counter()
-            objectives.batch(big_pairs, rng.permutation(build_batch), big_words, rng)
+            objectives.collator(big_pairs, rng.permutation(build_batch), big_words, rng)
             build_s.append(time.perf_counter() - start)
         result["build_ms_at_build_batch"] = 1000 * statistics.median(build_s)
         results.append(result)

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from xlsent.losses.awp import aligned_word_prediction_loss, masked_copies
+from xlsent.losses.awp import aligned_word_prediction_loss
 from xlsent.ragged import Ragged
+from xlsent.train.collate import masked_copies
 
 M = 99  # the mask id
 
@@ -89,7 +90,7 @@ def test_pairs_without_links_make_no_copies():
     assert len(copies.rows) == 0 and copies.targets.size == 0
 
 
-def test_loss_against_hand_computation():
+def test_loss_is_a_pure_function_of_tensors_checked_by_hand():
     # Two predictions over a vocabulary of 3, weights 0.5 and 2, a batch of N = 2 pairs.
     logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 1.0, 3.0]])
     targets = torch.tensor([0, 1])
@@ -97,5 +98,9 @@ def test_loss_against_hand_computation():
     ce0 = -math.log(math.exp(2) / (math.exp(2) + 2))
     ce1 = -math.log(math.exp(1) / (1 + math.exp(1) + math.exp(3)))
     expected = (0.5 * ce0 + 2.0 * ce1) / (2 * 2)
+    logits.requires_grad_(True)
     loss = aligned_word_prediction_loss(logits, targets, weights, n_pairs=2)
+    assert loss.ndim == 0
     assert loss.item() == pytest.approx(expected, rel=1e-6)
+    loss.backward()  # differentiable in the logits, which is all it reads from a model
+    assert logits.grad.shape == logits.shape

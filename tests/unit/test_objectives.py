@@ -6,11 +6,13 @@ import pytest
 import torch
 from transformers import AutoModel
 
+from xlsent.losses.rtl import representation_translation_loss
 from xlsent.losses.tr import translation_ranking_loss
 from xlsent.models import encoder
+from xlsent.train.collate import Tokens
 from xlsent.train.data import load_word_aligned
 from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
-from xlsent.train.objectives import Objectives, Tokens, rtl_inputs
+from xlsent.train.objectives import Objectives
 
 SHAPE = {
     "hidden_size": 32,
@@ -38,7 +40,7 @@ def _objectives(small_tokenizer, method: str, **settings) -> Objectives:
 def _batch(objectives, aligned, seed=0):
     pairs, words = aligned
     index = np.random.default_rng(seed).choice(len(pairs), 16, replace=False)
-    return objectives.batch(pairs, index, words, np.random.default_rng(seed))
+    return objectives.collator(pairs, index, words, np.random.default_rng(seed))
 
 
 def test_wacse_combines_its_losses_as_eq_11(small_tokenizer, aligned):
@@ -68,18 +70,22 @@ def test_dap_adds_weighted_rtl(small_tokenizer, aligned):
 
 
 def test_rtl_reads_the_states_after_cls_and_predicts_english_words_only(small_tokenizer, aligned):
-    objectives = _objectives(small_tokenizer, "dap")
+    objectives = _objectives(small_tokenizer, "dap").eval()  # no dropout
     batch = _batch(objectives, aligned)
-    n, t = batch.n_pairs, objectives.tokens
-    hidden = torch.randn(*batch.ids.shape, 32)
-    source, source_mask, target_mask, targets = rtl_inputs(batch, hidden, t.sep)
-    assert torch.equal(source, hidden[:n, 1:])  # no CLS
-    assert torch.equal(source_mask, batch.mask[:n, 1:])  # padding masked
+    n = batch.n_pairs
     pairs = aligned[0]
     english = pairs.en.take(np.random.default_rng(0).choice(len(pairs), 16, replace=False))
     english = english.to_list()
-    assert targets.tolist() == np.concatenate(english).tolist()  # no CLS, </s>, padding
-    assert target_mask.sum(1).tolist() == [len(e) for e in english]
+    assert batch.rtl_targets.tolist() == np.concatenate(english).tolist()  # no CLS, </s>, pad
+    assert batch.rtl_mask.sum(1).tolist() == [len(e) for e in english]
+    assert (
+        batch.rtl_sentence.tolist() == np.repeat(np.arange(n), [len(e) for e in english]).tolist()
+    )
+    with torch.no_grad():
+        hidden = objectives.encoder(input_ids=batch.ids, attention_mask=batch.mask)[0]
+        logits = objectives.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl_mask)  # no CLS
+        expected = representation_translation_loss(logits, batch.rtl_targets, batch.rtl_sentence, n)
+        assert objectives(batch)[1]["rtl"].item() == expected.item()
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,8 @@ def _encoder(layers: int = 3) -> XLMRobertaModel:
 
 
 def test_loss_is_the_mean_over_sentences_of_their_token_means():
-    logits = torch.tensor([[3.0, 0.0], [0.0, 0.0], [1.0, 2.0]])
+    # Plain tensors: logits of three English tokens over a vocabulary of 2.
+    logits = torch.tensor([[3.0, 0.0], [0.0, 0.0], [1.0, 2.0]], requires_grad=True)
     targets = torch.tensor([0, 1, 1])
     sentence = torch.tensor([0, 0, 1])  # sentence 0 has two English tokens, sentence 1 one
     ce = [
@@ -36,7 +37,10 @@ def test_loss_is_the_mean_over_sentences_of_their_token_means():
     ]
     expected = ((ce[0] + ce[1]) / 2 + ce[2]) / 2
     loss = representation_translation_loss(logits, targets, sentence, 2)
+    assert loss.ndim == 0
     assert loss.item() == pytest.approx(expected, rel=1e-6)
+    loss.backward()  # differentiable in the logits, which is all it reads from a model
+    assert logits.grad.shape == logits.shape
 
 
 def test_head_starts_from_the_encoders_last_layers_and_owns_its_copies():

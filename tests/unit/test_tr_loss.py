@@ -16,10 +16,31 @@ def _nll(gold: float, others: list[float], tau: float) -> float:
     return -math.log(math.exp(gold / tau) / sum(math.exp(v / tau) for v in [gold, *others]))
 
 
-def test_forward_direction_against_hand_computation():
+def test_forward_direction_against_hand_computation_with_plain_tensors():
     for tau in (1.0, 0.05):
         expected = (_nll(1.0, [R], tau) + _nll(R, [0.0], tau)) / 2
-        assert translation_ranking_loss(XX, EN, tau).item() == pytest.approx(expected, rel=1e-5)
+        xx = XX.clone().requires_grad_(True)
+        loss = translation_ranking_loss(xx, EN, tau)
+        assert loss.ndim == 0
+        assert loss.item() == pytest.approx(expected, rel=1e-5)
+        loss.backward()  # differentiable in the sentence vectors, all it reads from a model
+        assert xx.grad.abs().sum() > 0
+
+
+def test_gathered_candidates_are_extra_negatives_and_the_gold_row_moves():
+    """As the second of two processes: the other's English vectors come first, ours at
+    offset 2; our queries rank all four."""
+    other = torch.tensor([[0.0, 1.0], [-1.0, 0.0]])
+
+    def gather(keys: torch.Tensor) -> tuple[torch.Tensor, int]:
+        return torch.cat([other, keys]), len(other)
+
+    tau = 0.05
+    # xx0 = (1, 0): en0 1, en1 1/√2, other 0 and -1. xx1 = (0, 1): en1 1/√2, en0 0, other 1, 0.
+    expected = (_nll(1.0, [R, 0.0, -1.0], tau) + _nll(R, [0.0, 1.0, 0.0], tau)) / 2
+    loss = translation_ranking_loss(XX, EN, tau, gather=gather)
+    assert loss.ndim == 0
+    assert loss.item() == pytest.approx(expected, rel=1e-5)
 
 
 def test_both_directions_average_the_transposed_ranking():

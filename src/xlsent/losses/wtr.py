@@ -1,4 +1,7 @@
-"""Word translation ranking (WTR), WACSE eq. 6–8.
+"""Word translation ranking (WTR).
+
+Miao, Wu, Zhao, Wu, Tsuruoka (2024), "Enhancing Cross-lingual Sentence Embedding for
+Low-resource Languages with Word Alignment" (WACSE), arXiv:2404.02490, §3.2, eq. 6–8.
 
 For an aligned word pair (x_j, y_k) of (X_i, Y_i), x_j ranks the words of Y_i by the
 cosine similarity φ^m of their contextual vectors; y_k is the positive, the other words of
@@ -8,21 +11,22 @@ Y_i the negatives (no word of another sentence):
     l^WTR(X_i) = Σ_{x_j ∈ WA^{X_i→Y_i}} l^WTR(x_j)                                           (7)
     L_WTR      = 1/(2N) Σ_i ( l^WTR(X_i) + l^WTR(Y_i) )                                      (8)
 
-A word's vector is the mean of its subwords' last hidden states (eq. 6's φ^m compares words
-made of different numbers of subwords). The paper writes eq. 6 without a temperature, as it
-writes the TR loss of eq. 9, which is trained with τ = 0.05; WTR takes the same τ by default.
-Each link is one term in each direction.
+Inputs: the word vectors of the N non-English sentences (N×W×d) and of their English
+translations (N×W'×d), which of those are words with subwords (N×W, N×W'), and the L links
+(L×3: pair, x word, y word).
+
+Choices the paper leaves open, made here:
+- A word's vector is the mean of its subwords' last hidden states (eq. 6's φ^m compares
+  words made of different numbers of subwords; `xlsent.train.objectives.word_vectors`).
+- The paper writes eq. 6 without a temperature, as it writes the TR loss of eq. 9, which is
+  trained with τ = 0.05; WTR takes the same τ by default.
+- Each link is one term in each direction.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-
-
-def word_vectors(hidden: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:
-    """Word vectors (S×W×d) from token states (S×T×d) and averaging weights (S×W×T)."""
-    return torch.bmm(pool.to(hidden.dtype), hidden)
 
 
 def word_translation_ranking_loss(
@@ -33,8 +37,9 @@ def word_translation_ranking_loss(
     links: torch.Tensor,
     temperature: float = 0.05,
 ) -> torch.Tensor:
-    """Eq. 8 for N pairs: word vectors (N×W×d) of each side, their validity (N×W), and the
-    links (L×3: pair, x word, y word)."""
+    """L_WTR (eq. 8), a 0-dim tensor, for N pairs: the word vectors of each side (N×W×d,
+    N×W'×d), which of them are words with subwords (N×W, N×W' bool), and the links (L×3
+    int64: pair, x word, y word)."""
     pair, x, y = links.unbind(-1)
     forward = _rank(xx_words[pair, x], en_words[pair], en_valid[pair], y, temperature)
     backward = _rank(en_words[pair, y], xx_words[pair], xx_valid[pair], x, temperature)

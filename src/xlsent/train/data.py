@@ -4,7 +4,7 @@ sampler over them.
 Pairs of all languages share one pool, so a batch mixes languages in proportion to their
 data (its in-batch negatives come from several languages). Ids are truncated once at load
 time to the run's length limit; padding happens per micro-batch, to the longest sequence in
-it rather than to the limit.
+it rather than to the limit (`xlsent.train.collate`).
 
 The word-level objectives (WACSE) read the tokenize stage's word spans instead: the same ids
 plus, per pair, each word's subword span and the alignment links. Truncation drops the words
@@ -19,9 +19,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import torch
 
-from xlsent.ragged import Ragged, offsets_of, row_of_each, within
+from xlsent.ragged import Ragged, offsets_of
 
 
 @dataclass(frozen=True)
@@ -121,22 +120,6 @@ def _links(column, xx: tuple[Ragged, Ragged], en: tuple[Ragged, Ragged]) -> tupl
     return Ragged(values, offsets_of(sizes)), int((~keep).sum())
 
 
-def collate(
-    rows: Ragged | list[np.ndarray], cls_id: int, sep_id: int, pad_id: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """`<s> ids </s>` per row, right-padded to the longest row: (input_ids, attention_mask)."""
-    if not isinstance(rows, Ragged):
-        rows = Ragged.from_rows(rows)
-    lengths = rows.lengths
-    width = int(lengths.max()) + 2
-    ids = np.full((len(lengths), width), pad_id, dtype=np.int64)
-    ids[:, 0] = cls_id
-    ids[row_of_each(lengths), within(lengths) + 1] = rows.values
-    ids[np.arange(len(lengths)), lengths + 1] = sep_id
-    mask = (np.arange(width)[None, :] < lengths[:, None] + 2).astype(np.int64)
-    return torch.from_numpy(ids), torch.from_numpy(mask)
-
-
 class EpochSampler:
     """Seeded shuffles of the pool, epoch after epoch; its state is two integers."""
 
@@ -158,21 +141,3 @@ class EpochSampler:
 
     def state(self) -> dict:
         return {"epoch": self.epoch, "position": self.position}
-
-
-def word_pooling(starts: Ragged, ends: Ragged, width: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Averaging weights (S×W×width) that turn a collated batch's token states (CLS at
-    position 0) into word vectors, and which words have any subword (S×W); `starts` and
-    `ends` hold each sentence's word spans."""
-    words = starts.lengths
-    sentence, word = row_of_each(words), within(words)
-    first = starts.values.astype(np.int64)
-    lengths = np.maximum(ends.values.astype(np.int64) - first, 0)
-    pool = np.zeros((len(words), max(int(words.max()), 1), width), dtype=np.float32)
-    valid = np.zeros(pool.shape[:2], dtype=bool)
-    valid[sentence, word] = lengths > 0
-    # Every subword of every word: its sentence, word, token position (+1 for the CLS).
-    token_word = row_of_each(lengths)
-    positions = first[token_word] + within(lengths) + 1
-    pool[sentence[token_word], word[token_word], positions] = 1.0 / lengths[token_word]
-    return torch.from_numpy(pool), torch.from_numpy(valid)

@@ -33,8 +33,9 @@ from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.ragged import Ragged
 from xlsent.train import distributed
-from xlsent.train.data import EpochSampler, collate, load_pairs, load_word_aligned
-from xlsent.train.objectives import Batch, Objectives, Tokens
+from xlsent.train.collate import Batch, Tokens, collate
+from xlsent.train.data import EpochSampler, load_pairs, load_word_aligned
+from xlsent.train.objectives import Objectives
 
 log = logging.getLogger(__name__)
 
@@ -313,11 +314,12 @@ class Trainer:
     # -- training ------------------------------------------------------------------------------
     def batch(self, index: np.ndarray, micro: int = 0) -> Batch:
         """The tensors of the pairs `index` (this process's share of micro-batch `micro` of
-        the current step), on the CPU (pinned for a fast copy to a GPU)."""
+        the current step), built by the method's collator on the CPU (pinned for a fast copy
+        to a GPU)."""
         # AWP's word draws depend on where they happen, not on what ran before: a resumed
         # run draws the same words, and batches can be built ahead in another thread.
         rng = np.random.default_rng([self.settings.seed, self.step, micro, self.world.rank])
-        batch = self.objective.batch(self.train_data, index, self.words, rng)
+        batch = self.objective.collator(self.train_data, index, self.words, rng)
         return batch.pin() if self.device.type == "cuda" else batch
 
     def loss(

@@ -1,0 +1,298 @@
+"""Collators: one micro-batch's pairs, word spans and alignment links turned into the tensors
+its losses read (a `Batch`), on the CPU, in numpy over ragged arrays.
+
+Everything a loss needs that is not a model output is built here, once per micro-batch and
+ahead of time (the trainer builds the next micro-batch in a background thread while the
+device computes): the padded ids (`collate`), WTR's word-averaging weights and links
+(`word_pooling`), AWP's masked copies and targets (`masked_copies`), RTL's English targets
+(`english_targets`). So the losses (`xlsent.losses`) stay tensor maths, and the objectives
+(`xlsent.train.objectives`) only encode, apply heads and call them.
+
+A micro-batch of N pairs is laid out as 2N sentences: the N non-English sides X_0..X_{N-1},
+then their English translations Y_0..Y_{N-1}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+
+from xlsent.ragged import Ragged, row_of_each, within
+from xlsent.train.data import Pairs, WordAligned
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """The tokenizer's special ids."""
+
+    cls: int
+    sep: int
+    pad: int
+    mask: int
+
+
+@dataclass
+class Batch:
+    """Tensors of one micro-batch (fields a method does not need are None)."""
+
+    ids: torch.Tensor  # 2N×T: non-English sides, then English
+    mask: torch.Tensor
+    types: torch.Tensor | None  # language ids, for encoders with language embeddings
+    pool: torch.Tensor | None = None  # WTR: 2N×W×T word-averaging weights
+    valid: torch.Tensor | None = None  # 2N×W
+    links: torch.Tensor | None = None  # L×3: pair, xx word, en word
+    masked_ids: torch.Tensor | None = None  # AWP: masked copies, their mask and types
+    masked_mask: torch.Tensor | None = None
+    masked_types: torch.Tensor | None = None
+    predict: torch.Tensor | None = None  # P×2: copy, position
+    targets: torch.Tensor | None = None  # P
+    weights: torch.Tensor | None = None  # P
+    rtl_mask: torch.Tensor | None = None  # RTL: N×(T-1), the English tokens to reconstruct
+    rtl_targets: torch.Tensor | None = None  # Q: their ids, row by row
+    rtl_sentence: torch.Tensor | None = None  # Q: the pair each belongs to
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.ids) // 2
+
+    def _map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Batch:
+        return Batch(
+            **{
+                f.name: None if getattr(self, f.name) is None else fn(getattr(self, f.name))
+                for f in fields(self)
+            }
+        )
+
+    def to(self, device: torch.device) -> Batch:
+        return self._map(lambda t: t.to(device, non_blocking=True))
+
+    def pin(self) -> Batch:
+        """Page-locked copies, for a fast (asynchronous) copy to a GPU."""
+        return self._map(lambda t: t.pin_memory())
+
+
+@dataclass(frozen=True)
+class Collator:
+    """Builds a method's batches: what it builds is what the method's losses read.
+
+    `tokens` are the special ids; `language_ids` ({code: token type id}) gives every token its
+    sentence's language, for an encoder with language embeddings; `wtr` adds WTR's word
+    pooling weights and links, `awp_samples` AWP's masked copies with that many copies per
+    sentence (0: every aligned word; None: no AWP), `rtl` RTL's English targets.
+    """
+
+    tokens: Tokens
+    language_ids: dict[str, int] | None = None
+    wtr: bool = False
+    awp_samples: int | None = None
+    rtl: bool = False
+
+    def __call__(
+        self,
+        pairs: Pairs,
+        index: np.ndarray,
+        words: WordAligned | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> Batch:
+        """The batch of the pairs `index` of `pairs` (and of `words`, the same pool's word
+        spans and links, which WTR and AWP need); `rng` draws AWP's masked words."""
+        rows = Ragged.concat([pairs.xx.take(index), pairs.en.take(index)])
+        t = self.tokens
+        ids, mask = collate(rows, t.cls, t.sep, t.pad)
+        sentence_types = None
+        batch = Batch(ids, mask, None)
+        if self.language_ids is not None:
+            codes = [self.language_ids[pairs.langs[i]] for i in pairs.lang[index]]
+            sentence_types = torch.tensor(codes + [self.language_ids["en"]] * len(index))
+            batch.types = sentence_types[:, None].expand_as(ids).contiguous()
+        if self.rtl:
+            batch.rtl_mask, batch.rtl_targets, batch.rtl_sentence = english_targets(
+                ids, mask, t.sep
+            )
+        if not self.wtr and self.awp_samples is None:
+            return batch
+        if words is None:
+            raise ValueError("WTR and AWP need the pairs' word alignments")
+        starts = Ragged.concat([words.xx_starts.take(index), words.en_starts.take(index)])
+        ends = Ragged.concat([words.xx_ends.take(index), words.en_ends.take(index)])
+        links = words.links.take(index)
+        if self.wtr:
+            batch.pool, batch.valid = word_pooling(starts, ends, ids.shape[1])
+            pair = row_of_each(links.lengths)
+            batch.links = torch.from_numpy(
+                np.column_stack([pair, links.values.reshape(-1, 2)]).astype(np.int64)
+            )
+        if self.awp_samples is not None:
+            copies = masked_copies(rows, starts, ends, links, t.mask, self.awp_samples, rng)
+            if len(copies.rows):
+                batch.masked_ids, batch.masked_mask = collate(copies.rows, t.cls, t.sep, t.pad)
+                if sentence_types is not None:
+                    batch.masked_types = (
+                        sentence_types[copies.sentence][:, None]
+                        .expand_as(batch.masked_ids)
+                        .contiguous()
+                    )
+                # +1: the collated rows start with CLS.
+                batch.predict = torch.from_numpy(np.stack([copies.copy, copies.positions + 1], 1))
+                batch.targets = torch.from_numpy(copies.targets)
+                batch.weights = torch.from_numpy(copies.weights)
+        return batch
+
+
+def collate(
+    rows: Ragged | list[np.ndarray], cls_id: int, sep_id: int, pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`<s> ids </s>` per row, right-padded to the longest row: (input_ids, attention_mask).
+    Padding to the batch's longest row rather than to the length limit saves the encoder
+    the work of the padding."""
+    if not isinstance(rows, Ragged):
+        rows = Ragged.from_rows(rows)
+    lengths = rows.lengths
+    width = int(lengths.max()) + 2
+    ids = np.full((len(lengths), width), pad_id, dtype=np.int64)
+    ids[:, 0] = cls_id
+    ids[row_of_each(lengths), within(lengths) + 1] = rows.values
+    ids[np.arange(len(lengths)), lengths + 1] = sep_id
+    mask = (np.arange(width)[None, :] < lengths[:, None] + 2).astype(np.int64)
+    return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+def word_pooling(starts: Ragged, ends: Ragged, width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Averaging weights (S×W×width) that turn a collated batch's token states (CLS at
+    position 0) into word vectors, and which words have any subword (S×W); `starts` and
+    `ends` hold each sentence's word spans."""
+    words = starts.lengths
+    sentence, word = row_of_each(words), within(words)
+    first = starts.values.astype(np.int64)
+    lengths = np.maximum(ends.values.astype(np.int64) - first, 0)
+    pool = np.zeros((len(words), max(int(words.max()), 1), width), dtype=np.float32)
+    valid = np.zeros(pool.shape[:2], dtype=bool)
+    valid[sentence, word] = lengths > 0
+    # Every subword of every word: its sentence, word, token position (+1 for the CLS).
+    token_word = row_of_each(lengths)
+    positions = first[token_word] + within(lengths) + 1
+    pool[sentence[token_word], word[token_word], positions] = 1.0 / lengths[token_word]
+    return torch.from_numpy(pool), torch.from_numpy(valid)
+
+
+def english_targets(
+    ids: torch.Tensor, mask: torch.Tensor, sep_id: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """What RTL reconstructs (DAP eq. 6's y) from a collated batch of 2N sentences: which of
+    the English rows' tokens after CLS are targets (N×(T-1): not </s>, not padding), their
+    ids (Q, row by row) and the pair each belongs to (Q)."""
+    n = len(ids) // 2
+    english = ids[n:, 1:]
+    target_mask = mask[n:, 1:].bool() & (english != sep_id)
+    return target_mask, english[target_mask], target_mask.nonzero()[:, 0]
+
+
+@dataclass(frozen=True)
+class MaskedCopies:
+    """Masked copies of the batch's sentences and what each masked position must predict.
+
+    `rows` are subword ids without special tokens; `positions` index into them (add 1 for a
+    leading CLS). Each prediction p belongs to copy `copy[p]`, predicts `targets[p]`, and
+    weighs `weights[p]` in the sum of eq. 5.
+    """
+
+    rows: Ragged
+    sentence: np.ndarray  # the batch sentence each copy was made from
+    copy: np.ndarray
+    positions: np.ndarray
+    targets: np.ndarray
+    weights: np.ndarray
+
+
+def masked_copies(
+    ids: Ragged,
+    starts: Ragged,
+    ends: Ragged,
+    links: Ragged,
+    mask_id: int,
+    samples: int,
+    rng: np.random.Generator,
+) -> MaskedCopies:
+    """AWP's inputs (WACSE eq. 4–5, `xlsent.losses.awp`) for a batch of N pairs laid out as
+    2N sentences: X_0..X_{N-1} (the non-English sides) then Y_0..Y_{N-1}.
+
+    `ids` holds the sentences' subwords; `starts`/`ends` each sentence's word spans in them;
+    `links` the (x word, y word) index pairs of each pair. Vectorised over the batch: it runs
+    for every micro-batch of training.
+
+    The choices `xlsent.losses.awp` describes are made here:
+    - Cost. Eq. 4 masks one aligned word per encoder pass. Each sentence instead gets
+      `samples` masked copies, each masking one of its |A| aligned words drawn without
+      replacement (m = min(samples, |A|) drawn), and each drawn word's terms weigh |A|/m: an
+      unbiased estimate of eq. 4's sum. `samples=0` masks every aligned word in its own copy
+      (eq. 4 exactly, at |A| passes per sentence).
+    - Subwords. All of a masked word's subwords become `mask_id`; with n the shorter of the
+      word's and its partner's subword counts, the word's first n masked positions predict
+      the partner's first n subwords (the longer is clipped, WACSE §4.3), each weighing 1/n
+      so that a word counts once whatever its length. A word linked to several words makes
+      one term per link.
+    """
+    n = len(links)
+    if len(links.values) == 0:
+        return MaskedCopies(Ragged.from_rows([]), *(np.zeros(0, t) for t in _DTYPES))
+    flat = links.values.reshape(-1, 2).astype(np.int64)
+    pair = row_of_each(links.lengths)
+    # Every link seen from each side: (sentence, its word, other sentence, partner word).
+    sentence = np.concatenate([pair, pair + n])
+    word = np.concatenate([flat[:, 0], flat[:, 1]])
+    other = np.concatenate([pair + n, pair])
+    partner = np.concatenate([flat[:, 1], flat[:, 0]])
+
+    # The aligned words of each sentence, and which of them get a masked copy.
+    base = int(word.max()) + 1
+    aligned, link_word = np.unique(sentence * base + word, return_inverse=True)
+    aligned_sentence = aligned // base
+    per_sentence = np.bincount(aligned_sentence, minlength=2 * n)
+    if samples == 0:
+        chosen = np.ones(len(aligned), dtype=bool)
+        drawn = per_sentence
+    else:
+        order = np.lexsort((rng.random(len(aligned)), aligned_sentence))
+        grouped = aligned_sentence[order]
+        rank = np.empty(len(aligned), dtype=np.int64)
+        rank[order] = np.arange(len(aligned)) - np.searchsorted(grouped, grouped)
+        chosen = rank < samples
+        drawn = np.minimum(per_sentence, samples)
+    scale = per_sentence / np.maximum(drawn, 1)
+    copy_of = np.full(len(aligned), -1, dtype=np.int64)
+    copy_of[chosen] = np.arange(chosen.sum())
+
+    def start(s: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return starts.values[starts.offsets[s] + w].astype(np.int64)
+
+    def end(s: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return ends.values[ends.offsets[s] + w].astype(np.int64)
+
+    # The copies: their sentences' subwords with the chosen word's subwords masked.
+    copy_sentence, copy_word = aligned_sentence[chosen], (aligned % base)[chosen]
+    rows = ids.take(copy_sentence)
+    masked = end(copy_sentence, copy_word) - start(copy_sentence, copy_word)
+    first = rows.offsets[:-1] + start(copy_sentence, copy_word)
+    rows.values[np.repeat(first, masked) + within(masked)] = mask_id
+
+    # One term per link whose word was masked: the clipped subwords of its partner.
+    link_copy = copy_of[link_word]
+    kept = link_copy >= 0
+    sentence, word, other, partner = sentence[kept], word[kept], other[kept], partner[kept]
+    own, target = start(sentence, word), start(other, partner)
+    width = np.minimum(end(sentence, word) - own, end(other, partner) - target)
+    step = within(width)
+    return MaskedCopies(
+        rows,
+        copy_sentence.astype(np.int64),
+        np.repeat(link_copy[kept], width),
+        np.repeat(own, width) + step,
+        ids.values[np.repeat(ids.offsets[other] + target, width) + step].astype(np.int64),
+        np.repeat(scale[sentence] / width, width).astype(np.float32),
+    )
+
+
+_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.float32)

@@ -1,0 +1,133 @@
+"""Collators: the tensors each method's losses read, built from pairs, word spans and links."""
+
+import ast
+import importlib
+
+import numpy as np
+import pytest
+import torch
+
+from xlsent.ragged import Ragged
+from xlsent.train.collate import Collator, Tokens, collate
+from xlsent.train.data import Pairs, WordAligned
+
+T = Tokens(cls=0, sep=2, pad=1, mask=9)
+LANGUAGES = {"en": 0, "de": 1, "kk": 2}
+
+# Two pairs. Pair 0 (de): x = 10 11 | 12 (2 words), y = 20 | 21 22 (2 words), x0 ↔ y1.
+# Pair 1 (kk): x = 30 (1 word), y = 40 41 | 42 (2 words), x0 ↔ y0 and x0 ↔ y1.
+PAIRS = Pairs(
+    xx=Ragged.from_rows([np.array([10, 11, 12]), np.array([30])]),
+    en=Ragged.from_rows([np.array([20, 21, 22]), np.array([40, 41, 42])]),
+    lang=np.array([0, 1], dtype=np.int16),
+    langs=("de", "kk"),
+)
+WORDS = WordAligned(
+    xx_starts=Ragged.from_rows([np.array([0, 2]), np.array([0])]),
+    xx_ends=Ragged.from_rows([np.array([2, 3]), np.array([1])]),
+    en_starts=Ragged.from_rows([np.array([0, 1]), np.array([0, 2])]),
+    en_ends=Ragged.from_rows([np.array([1, 3]), np.array([2, 3])]),
+    links=Ragged(np.array([[0, 1], [0, 0], [0, 1]], dtype=np.int32), np.array([0, 1, 3])),
+)
+BOTH = np.array([1, 0])  # pair 1 first: the batch's order, not the pool's
+
+
+def test_collate_wraps_each_row_in_cls_sep_and_pads_to_the_longest():
+    ids, mask = collate([np.array([5, 6, 7]), np.array([8])], T.cls, T.sep, T.pad)
+    assert ids.tolist() == [[0, 5, 6, 7, 2], [0, 8, 2, 1, 1]]
+    assert mask.tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]]
+
+
+def test_tr_batch_is_2n_sentences_non_english_first_and_nothing_else():
+    batch = Collator(T)(PAIRS, BOTH)
+    assert batch.n_pairs == 2
+    assert batch.ids.tolist() == [
+        [0, 30, 2, 1, 1],
+        [0, 10, 11, 12, 2],
+        [0, 40, 41, 42, 2],
+        [0, 20, 21, 22, 2],
+    ]
+    assert batch.mask.sum(1).tolist() == [3, 5, 5, 5]
+    others = [f for f, v in vars(batch).items() if v is not None]
+    assert others == ["ids", "mask"]
+
+
+def test_language_ids_tag_every_token_and_every_masked_copy():
+    collator = Collator(T, LANGUAGES, awp_samples=0)
+    batch = collator(PAIRS, BOTH, WORDS, np.random.default_rng(0))
+    assert batch.types[:, 0].tolist() == [2, 1, 0, 0]  # kk, de, en, en
+    assert (batch.types == batch.types[:, :1]).all()
+    # One copy per aligned word, sentence by sentence: kk x0; de x0; kk y0, y1; de y1.
+    assert batch.masked_ids[:2].tolist() == [[0, 9, 2, 1, 1], [0, 9, 9, 12, 2]]
+    assert batch.masked_types[:, 0].tolist() == [2, 1, 0, 0, 0]
+    assert (batch.masked_types == batch.masked_types[:, :1]).all()
+
+
+def test_awp_predicts_at_masked_positions_after_cls():
+    batch = Collator(T, awp_samples=0)(PAIRS, BOTH, WORDS, np.random.default_rng(0))
+    copy, position = batch.predict.unbind(1)
+    assert (batch.masked_ids[copy, position] == T.mask).all()
+    # Every aligned word is masked in its own copy: pair 1's x0, y0, y1; pair 0's x0, y1.
+    assert len(batch.masked_ids) == 5
+    # Pair 1's x0 (one subword, 30) predicts y0's first subword (40) and y1's (42), clipped.
+    x0 = batch.masked_ids[:, 1] == T.mask
+    x0_copy = int(np.flatnonzero((x0 & (batch.masked_ids[:, 2] == T.sep)).numpy())[0])
+    assert sorted(batch.targets[copy == x0_copy].tolist()) == [40, 42]
+    assert batch.weights.dtype == torch.float32 and batch.targets.dtype == torch.int64
+
+
+def test_wtr_links_name_their_pair_in_batch_order():
+    batch = Collator(T, wtr=True)(PAIRS, BOTH, WORDS)
+    assert batch.links.tolist() == [[0, 0, 0], [0, 0, 1], [1, 0, 1]]
+    assert batch.valid.tolist() == [[True, False], [True, True], [True, True], [True, True]]
+    assert batch.pool.shape == (4, 2, batch.ids.shape[1])
+    assert batch.masked_ids is None  # no AWP asked for
+
+
+def test_rtl_targets_are_the_english_tokens_without_cls_sep_or_padding():
+    batch = Collator(T, rtl=True)(PAIRS, BOTH)
+    assert batch.rtl_targets.tolist() == [40, 41, 42, 20, 21, 22]
+    assert batch.rtl_sentence.tolist() == [0, 0, 0, 1, 1, 1]
+    assert batch.rtl_mask.shape == (2, batch.ids.shape[1] - 1)  # the English rows after CLS
+
+
+def test_word_objectives_need_word_alignments():
+    with pytest.raises(ValueError, match="word alignments"):
+        Collator(T, wtr=True)(PAIRS, BOTH)
+
+
+def test_the_draws_are_the_generators_alone():
+    """What a resumed run relies on: the same seed gives the same batch, bit for bit."""
+    collator = Collator(T, LANGUAGES, wtr=True, awp_samples=1, rtl=True)
+
+    def build(seed: int) -> dict:
+        return vars(collator(PAIRS, BOTH, WORDS, np.random.default_rng(seed)))
+
+    first, again = build(5), build(5)
+    assert all(
+        (a is None and b is None) or torch.equal(a, b)
+        for a, b in zip(first.values(), again.values(), strict=True)
+    )
+    drawn = {tuple(build(seed)["masked_ids"][:, 1].tolist()) for seed in range(20)}
+    assert len(drawn) > 1  # pair 1's y has two aligned words: the draw picks one
+
+
+def test_to_keeps_the_fields_a_method_does_not_need_empty():
+    batch = Collator(T, rtl=True)(PAIRS, BOTH).to(torch.device("cpu"))
+    assert batch.pool is None and batch.rtl_targets is not None
+
+
+@pytest.mark.parametrize("name", ["tr", "awp", "wtr", "rtl"])
+def test_the_losses_build_no_batches_and_call_no_model(name):
+    """Batch building lives here; a loss module imports nothing but torch."""
+    module = importlib.import_module(f"xlsent.losses.{name}")
+    with open(module.__file__) as f:
+        tree = ast.parse(f.read())
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "collections.abc", "torch", "torch.nn.functional"}
