@@ -253,7 +253,7 @@ def demo_data(workdir: Path, config: dict, langs: list[str]) -> dict:
         "ids": {lang: workdir / f"{lang}.train.ids" for lang in langs},
         "spans": {lang: workdir / "align" / lang / "spans.parquet" for lang in langs},
         "dev": {lang: workdir / f"{lang}.dev.ids" for lang in langs},
-        "shape": {k: model[k] for k in encoder.SCRATCH_DEFAULTS},
+        "shape": {k: model[k] for k in encoder.SHAPE_KEYS},
     }
 
 
@@ -305,7 +305,7 @@ def bench_demo(
     return {
         "shape": "demo",
         "device": f"cpu x{threads} ({platform.processor() or platform.machine()})",
-        "model": {k: getattr(model, k) for k in (*encoder.SCRATCH_DEFAULTS, "vocab_size")},
+        "model": {k: getattr(model, k) for k in (*encoder.SHAPE_KEYS, "vocab_size")},
         "languages": langs,
         "batch_pairs": batch,
         "max_length": trainers[runs[0]].settings.max_length,

@@ -40,8 +40,11 @@ class ConfigError(XlsentError):
 # word vectors per language pair (`bisent2vec` settings; Bi-Sent2vec and its CBOW baseline).
 ENCODER_METHODS = ("tr", "wacse", "dap")
 WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow")
-# Keys of the `bisent2vec` block that are the workflow's, not the trainer's.
-BISENT2VEC_WORKFLOW_KEYS = ("threads", "tfidf")
+# The keys of a settings block that the program its job runs does not take: the job's
+# resources, which the scheduler gives it (threads; gpus, whose processes torchrun starts),
+# and settings of other jobs (bisent2vec.tfidf is the Tatoeba evaluation's). The one list
+# the rules, the commands and the tests use.
+NOT_PROGRAM_SETTINGS = {"train": ("threads", "gpus"), "bisent2vec": ("threads", "tfidf")}
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
@@ -366,12 +369,16 @@ def bisent2vec_settings(config: dict, run: str) -> dict:
     return {**config["bisent2vec"], **spec["bisent2vec"]}
 
 
+def program_settings(block: str, settings: dict) -> dict:
+    """The settings of block `block` ("train", "bisent2vec") that its program takes: all
+    but `NOT_PROGRAM_SETTINGS[block]`."""
+    return {k: v for k, v in settings.items() if k not in NOT_PROGRAM_SETTINGS[block]}
+
+
 def trainer_settings(config: dict, run: str, seed: int) -> dict:
-    """What the trainer takes (`xlsent bisent2vec-train --settings`): the run's settings
-    without the workflow's own keys (threads, tfidf), and the seed."""
-    settings = bisent2vec_settings(config, run)
-    trainer = {k: v for k, v in settings.items() if k not in BISENT2VEC_WORKFLOW_KEYS}
-    return {**trainer, "seed": seed}
+    """What the Bi-Sent2vec trainer takes (`xlsent bisent2vec-train --settings`): the run's
+    program settings and the seed."""
+    return {**program_settings("bisent2vec", bisent2vec_settings(config, run)), "seed": seed}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from xlsent.config import (
     WORD_VECTOR_METHODS,
     bisent2vec_settings,
     bli_dictionaries,
+    program_settings,
     run_seeds,
     runs_of,
     train_settings,

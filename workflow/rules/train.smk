@@ -49,9 +49,14 @@ rule train:
         mem_mb=lambda w, attempt: 32000 * attempt,
         runtime=lambda w, attempt: 24 * 60 * attempt,
     params:
-        # The job's threads are where it runs, not what it learns: not a reason to retrain.
+        # The program's settings, and gpus: torchrun's processes, not a setting of the
+        # trainer, but the world size decides the global micro-batch (TR's negatives), so a
+        # change retrains. threads only decide where it runs: no reason to retrain.
         settings=lambda w: as_json(
-            {k: v for k, v in settings_of(w).items() if k != "threads"}
+            {
+                **program_settings("train", settings_of(w)),
+                "gpus": settings_of(w)["gpus"],
+            }
         ),
         model=lambda w: as_json(model_spec(model_of(w.run))),
         args=train_args,

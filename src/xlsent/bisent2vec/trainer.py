@@ -44,6 +44,9 @@ def vectors_file(lang: str) -> str:
 class Bisent2vecSettings:
     """The trainer's settings; defaults are the reference trainer's (the paper ran dim 300).
 
+    The workflow's config schema validates them (ranges included) and holds their defaults;
+    tests/unit/test_settings.py checks that these defaults are the schema's.
+
     `word_ngrams` 1 trains unigrams only, 2 adds bigrams (the paper's "uni." and "uni. + bi.");
     `bucket` hash rows hold the n-grams (none are allocated for unigrams only);
     `dropout_k` tokens per context lose the n-grams that span them; `t` is the subsampling
@@ -64,18 +67,6 @@ class Bisent2vecSettings:
     seed: int = 0
     lr_update_rate: int = 100
     lowercase: bool = True
-
-    def __post_init__(self) -> None:
-        positive = ("dim", "neg", "min_count", "word_ngrams", "bucket", "epoch", "lr_update_rate")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise Bisent2vecError(f"bisent2vec setting {name} must be at least 1")
-        for name in ("lr", "t"):
-            if getattr(self, name) <= 0:
-                raise Bisent2vecError(f"bisent2vec setting {name} must be positive")
-        for name in ("max_vocab_size", "dropout_k", "seed"):
-            if getattr(self, name) < 0:
-                raise Bisent2vecError(f"bisent2vec setting {name} must be 0 or more")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Bisent2vecSettings:

@@ -37,7 +37,8 @@ def _add_train(sub: Subparsers) -> None:
 def train(args: argparse.Namespace) -> None:
     import torch
 
-    from xlsent.models.encoder import SCRATCH_DEFAULTS
+    from xlsent.config import program_settings
+    from xlsent.models.encoder import SHAPE_KEYS
     from xlsent.train import distributed
     from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
@@ -49,12 +50,10 @@ def train(args: argparse.Namespace) -> None:
         init=model["init"],
         tokenizer_dir=Path(args.tokenizer),
         pretrained_dir=Path(args.pretrained) if args.pretrained else None,
-        shape={k: model[k] for k in SCRATCH_DEFAULTS if k in model},
+        shape={k: model[k] for k in SHAPE_KEYS if k in model},
     )
-    # threads and gpus are the job's resources (Snakemake's), not training settings.
-    known = {k: v for k, v in settings.items() if k not in ("threads", "gpus")}
     trainer = Trainer(
-        TrainSettings(**known),
+        TrainSettings(**program_settings("train", settings)),
         spec,
         lang_paths(args.train),
         lang_paths(args.dev),

@@ -27,12 +27,8 @@ from xlsent.io import atomic_path
 log = logging.getLogger(__name__)
 
 # The scratch encoder's shape; XLM-R base is 768/12/12/3072.
-SCRATCH_DEFAULTS = {
-    "hidden_size": 256,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 4,
-    "intermediate_size": 1024,
-}
+# The keys of a scratch model's shape (their defaults: the config schema's `models`).
+SHAPE_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
 
 
 def fetch_pretrained(name_or_path: str, out_dir: str | Path) -> None:
@@ -69,6 +65,9 @@ def build(
 
     if init == "pretrained":
         return AutoModel.from_pretrained(pretrained_dir)
+    missing = [key for key in SHAPE_KEYS if key not in (shape or {})]
+    if missing:
+        raise ValueError(f"a scratch encoder needs its whole shape; missing {missing}")
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     config = XLMRobertaConfig(
         vocab_size=len(tokenizer),
@@ -77,7 +76,7 @@ def build(
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        **{**SCRATCH_DEFAULTS, **(shape or {})},
+        **shape,
     )
     return XLMRobertaModel(config)
 
