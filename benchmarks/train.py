@@ -47,7 +47,18 @@ masks), the same for every method on the same batches.
 DAP (Li et al. 2023) reports 0.51 ms per sample for TR and 0.88 for DAP (ratio 1.73); the
 table prints that ratio beside ours.
 
+TR's negatives (`negatives: batch`, by gradient caching, against `micro_batch`): with
+`--micro-batch` below `--batch` a step runs in micro-batches as training does
+(`xlsent.train.step`); `tr`/`wacse` then rank over the whole batch (a second encoder pass
+per micro-batch without a graph), `tr-micro`/`wacse-micro` within each micro-batch.
+`--isolate` runs each method in its own process (one after another, on demo data prepared
+once) and adds its peak resident memory and how far training raised it (`peak MB`, `train
+MB`); on CUDA the xlmr-base shape reports the peak GPU memory of each method.
+
     .venv/bin/python benchmarks/train.py --shape demo --steps 30
+    .venv/bin/python benchmarks/train.py --shape demo --methods tr tr-micro wacse wacse-micro \
+        --batch 128 --micro-batch 32 --isolate
+    .venv/bin/python benchmarks/train.py --shape demo --methods wacse wacse-exact
     .venv/bin/python benchmarks/train.py --shape demo --methods tr wacse dap tr-awp tr-wtr
     .venv/bin/python benchmarks/train.py --shape xlmr-base --device cpu --batch 4 --steps 2
     python benchmarks/train.py --shape xlmr-base --device cuda --batch 256 --peak-tflops 989
@@ -59,8 +70,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -73,6 +88,7 @@ from torch import nn
 from xlsent.config import validate
 from xlsent.models import encoder
 from xlsent.ragged import Ragged
+from xlsent.train import step
 from xlsent.train.collate import Batch, Tokens
 from xlsent.train.data import Pairs, WordAligned
 from xlsent.train.loop import TrainSettings
@@ -88,6 +104,12 @@ RUNS = {
     "dap": {"method": "dap"},
     "tr-awp": {"method": "wacse", "wacse_weights": (0.8, 0.2, 0.0)},
     "tr-wtr": {"method": "wacse", "wacse_weights": (0.8, 0.0, 0.2)},
+    # TR's negatives within each micro-batch instead of the whole batch (cached TR): the same
+    # steps without the second encoder pass, when --micro-batch is below --batch.
+    "tr-micro": {"method": "tr", "negatives": "micro_batch"},
+    "wacse-micro": {"method": "wacse", "negatives": "micro_batch"},
+    # AWP's exact eq. 4: every aligned word masked in its own copy (one sampled word: wacse).
+    "wacse-exact": {"method": "wacse", "awp_samples": 0},
 }
 # DAP (Li et al. 2023): training time per sample of TR and DAP.
 PAPER_MS_PER_SAMPLE = {"tr": 0.51, "dap": 0.88}
@@ -271,24 +293,37 @@ def demo_trainer(workdir: Path, data: dict, settings: TrainSettings):
     )
 
 
+DEMO_LANGS = ["de", "kk", "te", "zh"]
+
+
 def bench_demo(
-    runs: list[str], steps: int, warmup: int, batch: int, threads: int, peak_tflops: float | None
+    runs: list[str],
+    steps: int,
+    warmup: int,
+    batch: int,
+    micro_batch: int,
+    threads: int,
+    peak_tflops: float | None,
+    data_dir: Path | None = None,
 ) -> dict:
+    """The methods' steps interleaved in this process; `data_dir`: demo data prepared before
+    (`--prepare`), else prepared here."""
     torch.set_num_threads(threads)
     config = load_config(ROOT / "resources/demo/config.yaml")
-    langs = ["de", "kk", "te", "zh"]
+    langs = DEMO_LANGS
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
-        data = demo_data(Path(tmp), config, langs)
+        data = demo_data(Path(tmp), config, langs) if data_dir is None else _load_data(data_dir)
         prepared_s = time.perf_counter() - start
         trainers, recorders = {}, {}
         for run in runs:
             settings = run_settings(
-                config, run, batch_size=batch, micro_batch_size=batch, device="cpu"
+                config, run, batch_size=batch, micro_batch_size=micro_batch, device="cpu"
             )
             trainers[run] = demo_trainer(Path(tmp) / run, data, settings)
             recorders[run] = Recorder(trainers[run].objective)
             trainers[run].objective.collator = recorders[run]
+        ready_rss = _rss_mb()
         for _ in range(warmup):  # allocator, first kernels
             for trainer in trainers.values():
                 trainer.train_step()
@@ -302,12 +337,18 @@ def bench_demo(
                 tokens[run] += trainer.train_step()["tokens"]
                 step_s[run].append(time.perf_counter() - start)
         model = trainers[runs[0]].model.config
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
         "shape": "demo",
         "device": f"cpu x{threads} ({platform.processor() or platform.machine()})",
         "model": {k: getattr(model, k) for k in (*encoder.SHAPE_KEYS, "vocab_size")},
         "languages": langs,
         "batch_pairs": batch,
+        "micro_batch_pairs": micro_batch,
+        # Of this process (one run per process with --isolate): the peak resident memory, and
+        # how far it rose once the data and models were loaded (what training itself took).
+        "peak_rss_mb": peak_rss,
+        "training_rss_mb": peak_rss - ready_rss,
         "max_length": trainers[runs[0]].settings.max_length,
         "data_preparation_s": prepared_s,
         "word_alignment": alignment_stats(trainers),
@@ -317,6 +358,54 @@ def bench_demo(
             for run in runs
         ],
     }
+
+
+def _load_data(data_dir: Path) -> dict:
+    """The demo data `bench_isolated` prepared (`demo_data`'s paths, saved as JSON)."""
+    raw = json.loads((data_dir / "data.json").read_text())
+    paths = {k: {lang: Path(p) for lang, p in raw[k].items()} for k in ("ids", "spans", "dev")}
+    return {**raw, **paths, "tokenizer": Path(raw["tokenizer"])}
+
+
+def _rss_mb() -> float:
+    """This process's resident memory now, in MB."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def bench_isolated(args: argparse.Namespace, runs: list[str]) -> dict:
+    """Each run in its own process, one after the other, on demo data prepared once: its own
+    step time and memory (a process's peak memory is the only honest measure on a CPU)."""
+    config = load_config(ROOT / "resources/demo/config.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = demo_data(Path(tmp), config, DEMO_LANGS)
+        (Path(tmp) / "data.json").write_text(json.dumps(data, default=str))
+        results = []
+        for run in runs:
+            out = Path(tmp) / f"{run}.json"
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--shape=demo",
+                    f"--methods={run}",
+                    f"--steps={args.steps}",
+                    f"--warmup={args.warmup if args.warmup is not None else 3}",
+                    f"--batch={args.batch or 128}",
+                    f"--micro-batch={args.micro_batch or args.batch or 128}",
+                    f"--threads={args.threads}",
+                    f"--data-dir={tmp}",
+                    f"--json-out={out}",
+                ],
+                check=True,
+            )
+            results.append(json.loads(out.read_text()))
+    merged = {**results[0], "runs": [r["runs"][0] for r in results], "isolated": True}
+    for result, run in zip(results, merged["runs"], strict=True):
+        run["peak_rss_mb"] = result["peak_rss_mb"]
+        run["training_rss_mb"] = result["training_rss_mb"]
+    merged["settings"] = {k: v for r in results for k, v in r["settings"].items()}
+    return merged
 
 
 def alignment_stats(trainers: dict) -> dict | None:
@@ -370,6 +459,7 @@ def bench_xlmr(
     steps: int,
     warmup: int,
     batch: int,
+    micro_batch: int,
     seq: int,
     device: str,
     threads: int,
@@ -391,7 +481,9 @@ def bench_xlmr(
     model = XLMRobertaModel(config).to(device)  # shared by the runs: speed needs no training
     results, settings_of = [], {}
     for run in runs:
-        settings = run_settings(paper, run, batch_size=batch, micro_batch_size=batch, device=device)
+        settings = run_settings(
+            paper, run, batch_size=batch, micro_batch_size=micro_batch, device=device
+        )
         settings_of[run] = _settings(settings)
         objectives = Objectives(model, settings, tokens).to(device)
         objectives.train()
@@ -399,18 +491,26 @@ def bench_xlmr(
         optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=settings.weight_decay)
         recorder = Recorder(objectives)
         step_s, n_tokens = [], 0
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
         for i in range(-warmup, steps):  # warm-up steps first: allocator, first kernels
             if i == 0:
                 recorder.reset()
             sync()
             start = time.perf_counter()
-            built = recorder(pairs, rng.permutation(batch), words, rng)
-            tokens_in = micro_batch_step(objectives, optimizer, built, device)
+            order = rng.permutation(batch)
+            built = [
+                recorder(pairs, order[k : k + micro_batch], words, rng)
+                for k in range(0, batch, micro_batch)
+            ]
+            tokens_in = optimizer_step(objectives, optimizer, built, device)
             sync()
             if i >= 0:
                 step_s.append(time.perf_counter() - start)
                 n_tokens += tokens_in
         result = summary(run, step_s, n_tokens, batch, recorder, peak_tflops)
+        if cuda:
+            result["peak_gpu_mb"] = torch.cuda.max_memory_allocated() / 2**20
         # The CPU side alone, at the paper's micro-batch: what a GPU waits for per micro-batch.
         build_s = []
         for _ in range(10):
@@ -426,6 +526,7 @@ def bench_xlmr(
         "shape": "xlmr-base",
         "device": torch.cuda.get_device_name() if cuda else f"cpu x{threads}",
         "batch_pairs": batch,
+        "micro_batch_pairs": micro_batch,
         "seq": seq,
         "words_per_sentence": (seq - 2) // 2,
         "links_per_pair": len(words.links.row(0)),
@@ -436,21 +537,19 @@ def bench_xlmr(
     }
 
 
-def micro_batch_step(
-    objectives: Objectives, optimizer: torch.optim.Optimizer, batch: Batch, device: str
+def optimizer_step(
+    objectives: Objectives, optimizer: torch.optim.Optimizer, batches: list[Batch], device: str
 ) -> int:
-    """One micro-batch as `Trainer.train_step` runs it (accumulation 1); its real tokens."""
-    batch = batch.to(torch.device(device))
-    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda")):
-        loss, parts = objectives(batch)
-    loss.backward()
-    loss.item()  # the loop reads the loss and its parts after every micro-batch
-    for value in parts.values():
-        value.item()
+    """One step over its micro-batches as `Trainer.train_step` runs it (`xlsent.train.step`:
+    cached TR when `negatives` is batch); its real tokens."""
+    cuda = device.startswith("cuda")
+    record = step.accumulate(
+        objectives, batches, len(batches), device=torch.device(device), autocast=cuda
+    )
     nn.utils.clip_grad_norm_(objectives.parameters(), objectives.settings.max_grad_norm)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return int(batch.mask.sum())
+    return record["tokens"]
 
 
 def _settings(settings: TrainSettings) -> dict:
@@ -503,6 +602,13 @@ def table(result: dict) -> str:
         columns.append((build, "build_ms_at_build_batch", "{:.1f}"))
     if any(r["mfu"] is not None for r in result["runs"]):
         columns.append(("MFU", "mfu", "{:.1%}"))
+    if any("peak_rss_mb" in r for r in result["runs"]):
+        columns += [
+            ("peak MB", "peak_rss_mb", "{:,.0f}"),
+            ("train MB", "training_rss_mb", "{:,.0f}"),
+        ]
+    if any("peak_gpu_mb" in r for r in result["runs"]):
+        columns.append(("peak GPU MB", "peak_gpu_mb", "{:,.0f}"))
     cells = [[name for name, _, _ in columns]]
     for r in result["runs"]:
         cells.append([_cell(r.get(key), fmt) for _, key, fmt in columns])
@@ -525,6 +631,20 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30, help="timed steps per method")
     parser.add_argument("--warmup", type=int, help="untimed steps first (3; 1 for xlmr on CPU)")
     parser.add_argument("--batch", type=int, default=None, help="pairs per step")
+    parser.add_argument(
+        "--micro-batch",
+        type=int,
+        default=None,
+        help="demo: pairs per micro-batch (default --batch); below it, `tr` and `wacse` rank "
+        "over the whole batch by gradient caching and `*-micro` within each micro-batch",
+    )
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="demo: each run in its own process (own peak memory) instead of interleaved",
+    )
+    parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)  # --isolate's children
+    parser.add_argument("--json-out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--seq", type=int, default=32, help="xlmr-base: tokens per sentence")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -537,16 +657,30 @@ def main() -> None:
     # On CPU the xlm-roberta-base shape takes seconds a step: one warm-up step does.
     cpu_xlmr = args.shape == "xlmr-base" and not args.device.startswith("cuda")
     warmup = args.warmup if args.warmup is not None else 1 if cpu_xlmr else 3
-    if args.shape == "demo":
+    if args.shape == "demo" and args.isolate:
+        result = bench_isolated(args, runs)
+    elif args.shape == "demo":
+        batch = args.batch or 128
         result = bench_demo(
-            runs, args.steps, warmup, args.batch or 128, args.threads, args.peak_tflops
+            runs,
+            args.steps,
+            warmup,
+            batch,
+            args.micro_batch or batch,
+            args.threads,
+            args.peak_tflops,
+            args.data_dir,
         )
+        if args.json_out:  # a child of --isolate: its result, no table
+            args.json_out.write_text(json.dumps(result) + "\n")
+            return
     else:
         result = bench_xlmr(
             runs,
             args.steps,
             warmup,
             args.batch or 256,
+            args.micro_batch or args.batch or 256,
             args.seq,
             args.device,
             args.threads,

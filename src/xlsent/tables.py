@@ -127,6 +127,7 @@ def tatoeba_tables(
     frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
     groups: list[str],
     scarce: dict[str, str] | None = None,
+    language_directions: Sequence[str] = ("mean",),
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(summary, per_language) Tatoeba tables, one row per run in order of appearance.
 
@@ -135,8 +136,9 @@ def tatoeba_tables(
     then the per-direction averages `{group}_xx2en` and `{group}_en2xx` (DAP Table 1);
     `missing`, the languages of `groups` the run lacks (their groups are null), or null; and
     `scarce`, the evaluated languages of `scarce` (`scarce_languages`: trained on fewer pairs
-    than the minimum), or null. Per-language: `run` and the mean-direction accuracy of each
-    language.
+    than the minimum), or null. Per-language: `run` and, per language, the accuracy of each of
+    `language_directions` (`mean`: the column `{lang}`; `xx2en`, `en2xx`: `{lang}_{direction}`,
+    DAP Tables 7–8).
     """
     unknown = [g for g in groups if g not in GROUPS]
     if unknown:
@@ -150,6 +152,9 @@ def tatoeba_tables(
         key=lambda c: list(LANGUAGES).index(c) if c in LANGUAGES else len(LANGUAGES),
     )
 
+    language_columns = [
+        (c if d == "mean" else f"{c}_{d}", c, d) for c in langs for d in language_directions
+    ]
     summary, per_language = [], []
     for run, n_seeds in seeds.items():
         evaluated = [lang for lang in langs if (run, lang, "mean") in value]
@@ -161,7 +166,9 @@ def tatoeba_tables(
         row["missing"] = " ".join(c for c in needed if c not in evaluated) or None
         row["scarce"] = " ".join(c for c in evaluated if c in (scarce or {})) or None
         summary.append(row)
-        per_language.append({"run": run, **{c: value.get((run, c, "mean")) for c in langs}})
+        per_language.append(
+            {"run": run, **{name: value.get((run, c, d)) for name, c, d in language_columns}}
+        )
 
     names = [*groups, "all"]
     score_columns = [*names, *(f"{g}_{d}" for d in DIRECTIONS for g in names)]
@@ -172,7 +179,10 @@ def tatoeba_tables(
         "missing": pl.String,
         "scarce": pl.String,
     }
-    language_schema = {"run": pl.String, **dict.fromkeys(langs, pl.Float64)}
+    language_schema = {
+        "run": pl.String,
+        **dict.fromkeys((name for name, _, _ in language_columns), pl.Float64),
+    }
     return (
         pl.DataFrame(summary, schema=summary_schema),
         pl.DataFrame(per_language, schema=language_schema),
@@ -294,12 +304,13 @@ def write_tables(
         notes=notes + scarce_note(scarce),
         shown=shown.rename(_marked(shown, covered, scarce)),
     )
-    languages = {c: [c] for c in per_language.columns if c != "run"}
+    languages = {c: [c.split("_")[0]] for c in per_language.columns if c != "run"}
     write_table(
         per_language,
         langs_csv,
         digits=digits,
-        caption="Tatoeba accuracy (%) per language, mean of both directions, seeds averaged. "
+        caption="Tatoeba accuracy (%) per language, seeds averaged: `xx` the mean of both "
+        "directions, `xx_xx2en` and `xx_en2xx` single directions where asked for. "
         f"{BLANK}: not evaluated.",
         notes=scarce_note(scarce),
         shown=per_language.rename(_marked(per_language, languages, scarce)),

@@ -84,10 +84,10 @@ def test_wtr_links_name_their_pair_in_batch_order():
     assert batch.masked_ids is None  # no AWP asked for
 
 
-def test_rtl_targets_are_the_english_tokens_without_cls_sep_or_padding():
+def test_rtl_targets_are_the_english_tokens_with_sep_without_cls_or_padding():
+    """As DAP's released code: the English ids after CLS, </s> included, padding not."""
     batch = Collator(T, rtl=True)(PAIRS, BOTH)
-    assert batch.rtl_targets.tolist() == [40, 41, 42, 20, 21, 22]
-    assert batch.rtl_sentence.tolist() == [0, 0, 0, 1, 1, 1]
+    assert batch.rtl_targets.tolist() == [40, 41, 42, T.sep, 20, 21, 22, T.sep]
     assert batch.rtl_mask.shape == (2, batch.ids.shape[1] - 1)  # the English rows after CLS
 
 

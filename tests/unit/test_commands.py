@@ -120,7 +120,13 @@ def _dummy(action: argparse.Action) -> str:
     """A value the flag accepts, standing for a rule's {placeholder}."""
     if action.choices:
         return str(next(iter(action.choices)))
-    return {int: "1", float: "0.5"}.get(action.type, "x")
+    for value in ("1", "0.5", "x"):  # the first that the flag's type takes
+        try:
+            (action.type or str)(value)
+        except (TypeError, ValueError):
+            continue
+        return value
+    pytest.fail(f"no dummy value for {action.option_strings}")
 
 
 def _renderings(rule: str, shell: str) -> list[list[str]]:

@@ -37,10 +37,18 @@ def test_paper_config_is_the_paper_setup():
     pairs = [(rs.run, rs.seed) for rs in run_seeds(config)]
     assert pairs[:6] == [(run, seed) for run in ("tr", "wacse", "dap") for seed in (42, 0)]
     assert train_settings(config, "wacse", 0)["wacse_weights"] == [0.8, 0.1, 0.1]
-    assert train_settings(config, "dap", 0)["rtl_weight"] == 0.1
+    # DAP: the released code's effective RTL weight and pooler, the whole batch's negatives.
+    assert train_settings(config, "dap", 0)["rtl_weight"] == 0.8
+    assert train_settings(config, "dap", 0)["pooler"] == "mlp"
+    assert train_settings(config, "wacse", 0)["pooler"] == "cls"
+    assert settings["negatives"] == "batch"
+    assert config["corpus"]["per_source_cap"] == 1_010_000
+    assert config["tables"]["groups"] == ["low4", "low5", "low8", "laser14", "dap28", "xtreme36"]
     # WACSE §6: the ablations are single-seed 10K-step runs.
     ablations = config["tables"]["ablation"]["runs"]
-    assert ablations == ["tr-10k", "tr-awp", "tr-wtr", "wacse-10k", "wacse-langemb"]
+    assert ablations[:5] == ["tr-10k", "tr-awp", "tr-wtr", "wacse-10k", "wacse-langemb"]
+    assert config["tables"]["ablation"]["groups"] == ["low5", "low8", "xtreme36"]
+    assert train_settings(config, "wacse-wtr-t1", 42)["wtr_temperature"] == 1.0
     for run in ablations:
         assert config["runs"][run]["seeds"] == [42]
         assert train_settings(config, run, 42)["max_steps"] == 10_000

@@ -142,6 +142,8 @@ def _sample_args(clean_path: Path, out: Path) -> list[str | Path]:
         "50",
         "--min-pairs-action",
         "error",
+        "--per-source-cap",
+        "none",
     ]
 
 

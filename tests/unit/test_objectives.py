@@ -69,22 +69,20 @@ def test_dap_adds_weighted_rtl(small_tokenizer, aligned):
     assert loss.item() == pytest.approx((parts["tr"] + 0.1 * parts["rtl"]).item(), rel=1e-6)
 
 
-def test_rtl_reads_the_states_after_cls_and_predicts_english_words_only(small_tokenizer, aligned):
+def test_rtl_reads_the_states_after_cls_and_predicts_the_english_tokens(small_tokenizer, aligned):
     objectives = _objectives(small_tokenizer, "dap").eval()  # no dropout
     batch = _batch(objectives, aligned)
     n = batch.n_pairs
     pairs = aligned[0]
     english = pairs.en.take(np.random.default_rng(0).choice(len(pairs), 16, replace=False))
     english = english.to_list()
-    assert batch.rtl_targets.tolist() == np.concatenate(english).tolist()  # no CLS, </s>, pad
-    assert batch.rtl_mask.sum(1).tolist() == [len(e) for e in english]
-    assert (
-        batch.rtl_sentence.tolist() == np.repeat(np.arange(n), [len(e) for e in english]).tolist()
-    )
+    with_sep = [[*e, objectives.collator.tokens.sep] for e in english]  # no CLS or pad
+    assert batch.rtl_targets.tolist() == np.concatenate(with_sep).tolist()
+    assert batch.rtl_mask.sum(1).tolist() == [len(e) for e in with_sep]
     with torch.no_grad():
         hidden = objectives.encoder(input_ids=batch.ids, attention_mask=batch.mask)[0]
         logits = objectives.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl_mask)  # no CLS
-        expected = representation_translation_loss(logits, batch.rtl_targets, batch.rtl_sentence, n)
+        expected = representation_translation_loss(logits, batch.rtl_targets)
         assert objectives(batch)[1]["rtl"].item() == expected.item()
 
 
@@ -215,3 +213,24 @@ def test_length_groups_give_the_losses_of_one_pass(small_tokenizer, aligned, met
         _, grouped_parts = grouped(batch)
     for name, value in parts.items():
         assert grouped_parts[name].item() == pytest.approx(value.item(), rel=1e-5), name
+
+
+def test_an_mlp_pooler_is_freshly_initialised_and_trained_as_daps(small_tokenizer):
+    """`pooler: mlp` trains TR through a new dense + tanh (DAP's code), not a checkpoint's
+    pooler: the pooler of a "pretrained" encoder is re-drawn from the model's init and then
+    trained; with `cls` it is frozen and left as it was."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(small_tokenizer)
+    tokens = Tokens(tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, tok.mask_token_id)
+    for pooler, fresh in (("mlp", True), ("cls", False)):
+        model = encoder.build("scratch", small_tokenizer, max_length=16, shape=SHAPE)
+        torch.nn.init.constant_(model.pooler.dense.weight, 0.5)  # as if from a checkpoint
+        Objectives(model, TrainSettings(seed=0, method="tr", pooler=pooler), tokens)
+        weight = model.pooler.dense.weight
+        assert weight.requires_grad == fresh
+        if fresh:
+            std = model.config.initializer_range
+            assert abs(float(weight.detach().std()) - std) < 0.2 * std
+        else:
+            assert bool((weight == 0.5).all())

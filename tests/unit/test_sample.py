@@ -225,3 +225,44 @@ def test_sampling_memory_is_bounded_by_a_batch_not_by_the_corpus(tmp_path: Path)
     report = f"text {text // mib} MiB, baseline {baseline // mib} MiB, loaded {loaded // mib} MiB"
     assert loaded > baseline + text, f"the control does not hold the text? {report}"
     assert peak < bound, f"sampling peaked at {peak // mib} MiB, bound {bound // mib}; {report}"
+
+
+# -- DAP's per-source cap ------------------------------------------------------------------------
+def test_a_per_source_cap_draws_at_most_that_many_pairs_of_each_source(tmp_path: Path) -> None:
+    """A local directory with two corpora for kk (the embedded demo's CLDR names and Django
+    messages, written as Moses files): with a cap of 300, the large CLDR source takes part
+    with 300 pairs and the Django source with all it has, and the statistics count each."""
+    from xlsent.corpus import demo, local
+    from xlsent.corpus.clean import CleanConfig, clean
+
+    corpus = tmp_path / "opus"
+    corpus.mkdir()
+    for bitext in demo.bitexts("kk", 0.2):
+        name = {"cldr": "CLDR", "django": "Django"}[bitext.corpus]
+        lines = list(bitext.lines())
+        for side, column in (("en", 1), ("kk", 2)):
+            text = b"".join(line[column] + b"\n" for line in lines)
+            (corpus / f"{name}.en-kk.{side}").write_bytes(text)
+    clean_path = tmp_path / "clean.parquet"
+    cleaned = clean(local.discover(corpus, "kk"), "kk", clean_path, CleanConfig(min_tokens=1))
+    kept = {name: s["kept"] for name, s in cleaned["sources"].items()}
+    assert kept["CLDR"] > 1000 and kept["Django"] < 300  # the cap bites on one source only
+
+    cfg = SampleConfig(dev_pairs=40, per_source_cap=300, min_train_pairs=100)
+    stats, split = _split(tmp_path, clean_path, "kk", cfg)
+    assert stats["sources"]["CLDR"]["available"] == kept["CLDR"]
+    assert stats["sources"]["CLDR"]["eligible"] == 300
+    assert stats["sources"]["Django"]["eligible"] == kept["Django"]
+    drawn = pl.concat([split["train"], split["dev"]])
+    assert drawn.height == 300 + kept["Django"]  # every eligible pair: dev + train
+    assert dict(drawn["source"].value_counts().iter_rows()) == {
+        "CLDR": 300,
+        "Django": kept["Django"],
+    }
+    for name, counts in stats["sources"].items():
+        assert counts["train"] + counts["dev"] == counts["eligible"]
+        assert counts["train"] == split["train"].filter(pl.col("source") == name).height
+    # Seeded: the same pairs again; without the cap, CLDR dominates the sample.
+    assert _split(tmp_path, clean_path, "kk", cfg)[1]["train"].equals(split["train"])
+    uncapped = _split(tmp_path, clean_path, "kk", SampleConfig(dev_pairs=40))[0]
+    assert uncapped["sources"]["CLDR"]["train"] > 1000

@@ -64,6 +64,7 @@ CASES = {
                 "min_train_pairs",
                 "min_dev_pairs",
                 "min_pairs_action",
+                "per_source_cap",
             )
         },
         {"batch_size": "rows per batch in memory, not a result setting"},

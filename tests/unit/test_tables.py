@@ -215,3 +215,13 @@ def test_bli_table_refuses_partial_seeds_and_other_tasks():
         bli_table([bli_results("b2v", 42, {("de", "en2xx"): 20})] * 2)
     with pytest.raises(ValueError, match="expected BLI results"):
         bli_table([results("A", 0, {"de": (1, 2)})])
+
+
+def test_the_per_language_table_shows_each_asked_direction():
+    """DAP Tables 7–8: a column per language and direction."""
+    _, per_language = tatoeba_tables(FRAMES, ["low4"], None, ("mean", "xx2en", "en2xx"))
+    assert per_language.columns[:4] == ["run", "de", "de_xx2en", "de_en2xx"]
+    a = per_language.row(0, named=True)
+    assert (a["kk"], a["kk_xx2en"], a["kk_en2xx"]) == (55, 65, 45)  # the seed means
+    only = tatoeba_tables(FRAMES, ["low4"], None, ("xx2en",))[1]
+    assert only.columns == ["run", "de_xx2en", "jv_xx2en", "ka_xx2en", "kk_xx2en", "te_xx2en"]

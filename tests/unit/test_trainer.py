@@ -10,13 +10,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import torch
 from sentence_transformers import SentenceTransformer
 from transformers import AutoModel
 
 from xlsent.models.encoder import TextEncoder
-from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
+from xlsent.train.data import load_pairs
+from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainingError, TrainSettings
 
 SHAPE = {
     "hidden_size": 32,
@@ -133,16 +135,97 @@ def test_killed_training_resumes_exactly(small_subwords, small_tokenizer, tmp_pa
     assert [e["step"] for e in resumed.history] == [e["step"] for e in straight.history]
 
 
-def test_best_weights_newer_than_the_checkpoint_are_dropped(
+def _fake_scores(trainer: Trainer, scores: dict[int, float]) -> None:
+    """Dev P@1 by step, so that which evaluation sets a new best is known in advance."""
+    trainer.evaluate = lambda: {"dev_p1": scores[trainer.step], "dev": {}}
+
+
+class Killed(Exception):
+    pass
+
+
+def _killed_at(trainer: Trainer, step: int) -> None:
+    """Make `trainer` die as a killed process would as it starts step `step` + 1: nothing
+    after that point runs (no evaluation, no checkpoint)."""
+    train_step = trainer.train_step
+
+    def dying() -> dict:
+        if trainer.step == step:
+            raise Killed
+        return train_step()
+
+    trainer.train_step = dying
+
+
+# Evaluations every 2 steps, checkpoints every 4: a new best at step 6 falls between the
+# checkpoints of steps 4 and 8.
+SCORES = {2: 10.0, 4: 20.0, 6: 30.0, 8: 25.0}
+
+
+def test_a_kill_between_a_new_best_and_the_next_checkpoint_exports_the_right_weights(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """The report: killed after the evaluation of step 6 set a new best and before the
+    checkpoint of step 8. The resumed run starts from step 4's checkpoint, whose record
+    names step 4 as the best: step 4's weights must still be there, and the export must be
+    the uninterrupted run's."""
+    kwargs = dict(max_steps=8, eval_every=2, checkpoint_every=4)
+    straight = _trainer(small_subwords, small_tokenizer, tmp_path / "straight", **kwargs)
+    _fake_scores(straight, SCORES)
+    straight.run()
+    straight.export(tmp_path / "straight-model", {})
+
+    killed = _trainer(small_subwords, small_tokenizer, tmp_path / "killed", **kwargs)
+    _fake_scores(killed, SCORES)
+    _killed_at(killed, 7)
+    with pytest.raises(Killed):
+        killed.run()
+    assert torch.load(tmp_path / "killed/last.pt", weights_only=False)["step"] == 4
+    assert sorted(p.name for p in (tmp_path / "killed").glob("best-*.pt")) == [
+        "best-4.pt",
+        "best-6.pt",
+    ]
+    resumed = _trainer(small_subwords, small_tokenizer, tmp_path / "killed", **kwargs)
+    # On a GPU the replayed evaluation may not beat step 4 again: say it does not.
+    _fake_scores(resumed, {**SCORES, 6: 15.0, 8: 12.0})
+    assert resumed.resume() and resumed.best["step"] == 4
+    assert [p.name for p in (tmp_path / "killed").glob("best-*.pt")] == ["best-4.pt"]
+    resumed.run()
+    assert resumed.best["step"] == 4
+    resumed.export(tmp_path / "resumed-model", {})
+    step4 = torch.load(tmp_path / "killed/best-4.pt")["model"]
+    exported = AutoModel.from_pretrained(tmp_path / "resumed-model").state_dict()
+    assert all(torch.equal(exported[name], step4[name]) for name in exported if name in step4)
+    assert json.loads((tmp_path / "resumed-model/best.json").read_text())["step"] == 4
+
+    # And with the replay as the first run (as on a CPU): the uninterrupted run's weights.
+    again = _trainer(small_subwords, small_tokenizer, tmp_path / "again", **kwargs)
+    _fake_scores(again, SCORES)
+    _killed_at(again, 7)
+    with pytest.raises(Killed):
+        again.run()
+    replay = _trainer(small_subwords, small_tokenizer, tmp_path / "again", **kwargs)
+    _fake_scores(replay, SCORES)
+    assert replay.resume()
+    replay.run()
+    replay.export(tmp_path / "replay-model", {})
+    for name in ("model.safetensors", "best.json"):
+        assert (tmp_path / "replay-model" / name).read_bytes() == (
+            tmp_path / "straight-model" / name
+        ).read_bytes()
+
+
+def test_a_record_whose_best_weights_are_gone_stops_the_export(
     small_subwords, small_tokenizer, tmp_path
 ):
     trainer = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
-    trainer.run()  # checkpoint at step 4; best weights at the step-4 evaluation
-    best = torch.load(tmp_path / "best.pt")
-    torch.save({**best, "step": 8}, tmp_path / "best.pt")  # as if from a killed later step
+    trainer.run()
+    (tmp_path / f"best-{trainer.best['step']}.pt").unlink()
+    with pytest.raises(TrainingError, match=r"records the best dev P@1 at step 4, but its"):
+        trainer.export(tmp_path / "model", {})
     resumed = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
-    assert resumed.resume()
-    assert not (tmp_path / "best.pt").exists()
+    with pytest.raises(TrainingError, match=r"delete .* to train this run afresh"):
+        resumed.resume()
 
 
 def test_checkpoint_of_other_settings_is_not_resumed(small_subwords, small_tokenizer, tmp_path):
@@ -182,7 +265,30 @@ def test_export_loads_in_transformers_and_sentence_transformers(
     model = AutoModel.from_pretrained(out)
     assert model.config.hidden_size == 32
     # The exported weights are the best checkpoint's, not the last step's.
-    best_state = torch.load(tmp_path / "ckpt" / "best.pt")["model"]
+    best_state = torch.load(tmp_path / "ckpt" / f"best-{best['step']}.pt")["model"]
     for name, tensor in model.state_dict().items():
         if name in best_state:
             assert torch.equal(tensor, best_state[name]), name
+
+
+def test_dev_selection_is_a_seeded_random_subset_of_both_directions(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """The dev files keep the order of their source corpora: the subset that selects the
+    checkpoint is drawn at random (the same for every run), not the first rows, and P@1 is
+    averaged over both directions."""
+    dev = small_subwords["kk"]["dev"]
+    ids = pq.read_table(dev, columns=["xx_ids"]).column("xx_ids").to_pylist()
+    subset = load_pairs({"kk": dev}, max_length=64, max_pairs_per_lang=10)
+    again = load_pairs({"kk": dev}, max_length=64, max_pairs_per_lang=10)
+    rows = [subset.xx.take(np.array([i])).values.tolist() for i in range(10)]
+    assert rows == [again.xx.take(np.array([i])).values.tolist() for i in range(10)]
+    positions = [ids.index(row) for row in rows]
+    assert positions == sorted(positions) and positions != list(range(10))
+
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path, dev_max_pairs=30)
+    result = trainer.evaluate()
+    for lang, score in result["dev"].items():
+        both = result["dev_directions"][lang]
+        assert score == pytest.approx((both["xx2en"] + both["en2xx"]) / 2, abs=0.01)
+    assert {len(pairs) for pairs in trainer.dev_data.values()} == {30}

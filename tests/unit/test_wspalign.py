@@ -118,14 +118,17 @@ def test_a_word_not_in_the_text_or_out_of_order_is_not_located():
 # --- span decoding ------------------------------------------------------------------------
 
 
-def test_decode_spans_excludes_question_tokens_and_keeps_the_band():
+def test_decode_spans_normalise_with_the_no_answer_and_keep_the_band():
+    """Softmaxes over the context tokens and CLS (position 0, the model's "no answer"), not
+    over the question's or special tokens; the answer is a context span within the band."""
     start = torch.zeros(3, 8)
     end = torch.zeros(3, 8)
     context = torch.zeros(3, 8, dtype=torch.bool)
-    # Row 0: context tokens 3..6; the question's tokens 1 and 0 have the largest logits.
+    # Row 0: context tokens 3..6; the question's tokens 1 and 2 have the largest logits (not
+    # in the softmax); CLS has 1 and 0.5 (in it, never the answer).
     context[0, 3:7] = True
-    start[0, 1], start[0, 3], start[0, 4] = 50.0, 2.0, 1.0
-    end[0, 0], end[0, 5] = 50.0, 3.0
+    start[0, 0], start[0, 1], start[0, 3], start[0, 4] = 1.0, 50.0, 2.0, 1.0
+    end[0, 0], end[0, 2], end[0, 5] = 0.5, 50.0, 3.0
     # Row 1: context tokens 2..7; the best pair (2, 7) is 6 tokens long.
     context[1, 2:8] = True
     start[1, 2] = 8.0
@@ -136,12 +139,13 @@ def test_decode_spans_excludes_question_tokens_and_keeps_the_band():
     end[2, 2], end[2, 5] = 6.0, 1.0
 
     s, e, score = decode_spans(start, end, context, max_answer_tokens=6)
-    z_start0 = math.exp(2) + math.exp(1) + 2
-    z_end0 = math.exp(3) + 3
-    z_start1 = math.exp(8) + 5
-    z_end1 = math.exp(10) + math.exp(3) + 4
-    z_start2 = math.exp(6) + 5
-    z_end2 = math.exp(6) + math.exp(1) + 4
+    # Each normaliser: CLS's exp(logit), then the context tokens'.
+    z_start0 = math.exp(1) + math.exp(2) + math.exp(1) + 2
+    z_end0 = math.exp(0.5) + math.exp(3) + 3
+    z_start1 = 1 + math.exp(8) + 5
+    z_end1 = 1 + math.exp(10) + math.exp(3) + 4
+    z_start2 = 1 + math.exp(6) + 5
+    z_end2 = 1 + math.exp(6) + math.exp(1) + 4
     assert (s.tolist(), e.tolist()) == ([3, 2, 5], [5, 7, 5])
     assert score[0].item() == pytest.approx(math.exp(2) / z_start0 * math.exp(3) / z_end0)
     assert score[1].item() == pytest.approx(math.exp(8) / z_start1 * math.exp(10) / z_end1)
@@ -152,23 +156,31 @@ def test_decode_spans_excludes_question_tokens_and_keeps_the_band():
     assert (s[1].item(), e[1].item()) == (2, 3)
     assert score[1].item() == pytest.approx(math.exp(8) / z_start1 * math.exp(3) / z_end1)
 
+    # CLS with the largest logits is still never the answer.
+    start[0, 0] = end[0, 0] = 30.0
+    s, e, score = decode_spans(start, end, context, max_answer_tokens=6)
+    assert (s[0].item(), e[0].item()) == (3, 5) and score[0].item() < 1e-20
+
 
 class FixedSpanQA(nn.Module):
     """Answers every question with the span of context tokens [start, end] (from the context's
-    first token; negative: from its last).
+    first token; negative: from its last), with logit 4 on both ends, 0 on the other context
+    tokens, and `no_answer` on CLS.
 
-    Question and special tokens get far larger logits than the context: they must be ignored.
+    Question and the other special tokens get far larger logits: they must be ignored.
     """
 
-    def __init__(self, sep_id: int, start: int, end: int):
+    def __init__(self, sep_id: int, start: int, end: int, no_answer: float = 0.0):
         super().__init__()
         self.sep_id = sep_id
         self.start = start
         self.end = end
+        self.no_answer = no_answer
 
     def forward(self, input_ids, attention_mask, **_):
         start = torch.full(input_ids.shape, 20.0)
         end = torch.full(input_ids.shape, 20.0)
+        start[:, 0] = end[:, 0] = self.no_answer
         for row in range(len(input_ids)):
             first, stop = _context_start_end(_unpadded(input_ids, attention_mask, row), self.sep_id)
             start[row, first:stop] = 0.0
@@ -182,9 +194,10 @@ def _n_tokens(tokenizer, text: str) -> int:
     return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
-def _fixed_score(tokenizer, context: str) -> float:
-    """p_start · p_end of FixedSpanQA's span, by hand: logit 4 against n - 1 zeros."""
-    p = math.exp(4) / (math.exp(4) + _n_tokens(tokenizer, context) - 1)
+def _fixed_score(tokenizer, context: str, no_answer: float = 0.0) -> float:
+    """p_start · p_end of FixedSpanQA's span, by hand: logit 4 against n - 1 zeros and the
+    no-answer's logit."""
+    p = math.exp(4) / (math.exp(4) + _n_tokens(tokenizer, context) - 1 + math.exp(no_answer))
     return p * p
 
 
@@ -201,33 +214,54 @@ def test_a_span_over_several_words_credits_each_its_share(tokenizer):
     assert links == pytest.approx({(0, 0): share, (0, 1): share, (1, 0): share, (1, 1): share})
 
 
-def test_only_words_entirely_inside_the_span_are_covered(tokenizer):
+def test_a_span_ending_inside_a_word_covers_the_word(tokenizer):
+    """The span is widened to whole tokenizer words, as the reference pipeline does: an
+    answer of the first token alone covers the first word, though the token is only part of
+    it."""
     pair = _pairs([("I like cats.", "Ich mag Katzen.")], "de")[0]
     assert pair.en_words == ["I", "like", "cats", "."]
     assert pair.xx_words == ["Ich", "mag", "Katzen", "."]
-    en_chars, xx_chars = (
-        tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-        for text in (pair.en, pair.xx)
-    )
-    # The first token is all of "I" but only part of "Ich"; the second starts "like" and is
-    # inside "Ich".
-    assert (en_chars[0], en_chars[1][0]) == ((0, 1), 2)
-    assert (xx_chars[0], xx_chars[1][0]) == ((0, 1), 1)
+    xx_chars = tokenizer(pair.xx, add_special_tokens=False, return_offsets_mapping=True)
+    assert xx_chars["offset_mapping"][0][1] < len("Ich")  # the first token ends inside "Ich"
     f, r = _fixed_score(tokenizer, pair.xx), _fixed_score(tokenizer, pair.en)
-
-    # Spans of the first token: en→xx covers nothing, xx→en links every German word to "I".
     links = _links(FixedSpanQA(tokenizer.sep_token_id, 0, 0), tokenizer, pair)
-    assert links == pytest.approx({(0, j): r for j in range(4)})
+    # en→xx: every English word's answer covers "Ich"; xx→en: every German word's covers "I".
+    assert links == pytest.approx(
+        {(i, j): (f if j == 0 else 0.0) + (r if i == 0 else 0.0) for i, j in links}
+    )
+    assert set(links) == {(i, 0) for i in range(4)} | {(0, j) for j in range(4)}
 
-    # From the second token to the end: "Ich", begun before the span, is not covered.
-    links = _links(FixedSpanQA(tokenizer.sep_token_id, 1, -1), tokenizer, pair)
-    expected = {
-        (i, j): (f / 3 if j >= 1 else 0.0) + (r / 3 if i >= 1 else 0.0)
-        for i in range(4)
-        for j in range(4)
-        if i >= 1 or j >= 1
-    }
+
+def test_a_span_over_a_word_and_its_punctuation_splits_the_credit(tokenizer):
+    """ "Katzen." is one tokenizer word (a whitespace chunk) and two words of the tokenize
+    stage: an answer on its last token covers both, each with half the score."""
+    pair = _pairs([("I like cats.", "Ich mag Katzen.")], "de")[0]
+    f, r = _fixed_score(tokenizer, pair.xx), _fixed_score(tokenizer, pair.en)
+    links = _links(FixedSpanQA(tokenizer.sep_token_id, -1, -1), tokenizer, pair)
+    # "Katzen" (2) and "." (3) on the German side, "cats" (2) and "." (3) on the English.
+    expected = {(i, j): (f / 2 if j >= 2 else 0.0) + (r / 2 if i >= 2 else 0.0) for i, j in links}
+    assert set(links) == {(i, j) for i in range(4) for j in range(4) if i >= 2 or j >= 2}
     assert links == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("no_answer", "linked"), [(-20.0, True), (4.0, False)])
+def test_the_no_answer_mass_suppresses_a_link(tokenizer, no_answer, linked):
+    """The model puts mass on CLS for a word without a translation: the reference keeps CLS in
+    the softmax, so the span's score drops. Scored over the context alone, both would pass
+    0.9 (sum of both directions)."""
+    pair = _pairs([("Hungarian Forint", "Ungarischer Forint")], "de")[0]
+    model = FixedSpanQA(tokenizer.sep_token_id, -1, -1, no_answer=no_answer)
+    cfg = WSPAlignConfig(combine="sum", threshold=0.9)
+    links = WSPAligner(model, tokenizer, cfg).align([pair])[0].links
+    score = _fixed_score(tokenizer, pair.xx, no_answer) + _fixed_score(
+        tokenizer, pair.en, no_answer
+    )
+    assert _fixed_score(tokenizer, pair.xx, -100.0) + _fixed_score(tokenizer, pair.en, -100.0) > 0.9
+    assert ((1, 1) in links) == linked
+    if linked:
+        assert links[(1, 1)] == pytest.approx(score)
+    else:
+        assert score < 0.9
 
 
 # --- a copying model: exact links ---------------------------------------------------------
@@ -288,8 +322,8 @@ def test_copied_words_are_linked_and_combined(marker_tokenizer, method, threshol
     cfg = WSPAlignConfig(combine=method, threshold=threshold)
     aligned = WSPAligner(model, marker_tokenizer, cfg).align(pairs)
 
-    def copied(context: str) -> float:  # p_start · p_end of the copy, by hand
-        p = math.exp(10) / (math.exp(10) + _n_tokens(marker_tokenizer, context) - 1)
+    def copied(context: str) -> float:  # p_start · p_end of the copy, by hand (CLS: 0)
+        p = math.exp(10) / (math.exp(10) + _n_tokens(marker_tokenizer, context) - 1 + 1)
         return p * p
 
     def scores(pair: SentencePair) -> dict[str, float]:

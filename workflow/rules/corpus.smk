@@ -90,13 +90,15 @@ checkpoint sample:
         min_train_pairs=CORPUS["min_train_pairs"],
         min_dev_pairs=CORPUS["min_dev_pairs"],
         min_pairs_action=CORPUS["min_pairs_action"],
+        per_source_cap=CORPUS["per_source_cap"],
     shell:
         "xlsent sample --lang {wildcards.lang} --clean {input} --train {output.train}"
         " --dev {output.dev} --stats {output.stats} --max-pairs {params.max_pairs}"
         " --dev-pairs {params.dev_pairs} --dev-fraction {params.dev_fraction}"
         " --seed {params.seed} --min-train-pairs {params.min_train_pairs}"
         " --min-dev-pairs {params.min_dev_pairs}"
-        " --min-pairs-action {params.min_pairs_action} 2> {log}"
+        " --min-pairs-action {params.min_pairs_action}"
+        " --per-source-cap {params.per_source_cap} 2> {log}"
 
 
 rule demo_testset:

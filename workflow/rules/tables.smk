@@ -37,9 +37,11 @@ rule tables_tatoeba:
         runtime=lambda w, attempt: 10 * attempt,
     params:
         groups=config["tables"]["groups"],
+        directions=config["tables"]["language_directions"],
     shell:
         "xlsent tables --groups {params.groups} --corpus-stats {input.corpus_stats}"
-        " --out {output.csv} {input.results} 2> {log}"
+        " --language-directions {params.directions} --out {output.csv} {input.results}"
+        " 2> {log}"
 
 
 rule tables_ablation:

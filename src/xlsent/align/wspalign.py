@@ -8,12 +8,26 @@ sentence T; the predicted answer span of T is what w aligns to. Any
 `AutoModelForQuestionAnswering` checkpoint with its tokenizer works (e.g.
 `qiyuw/WSPAlign-xlm-base`, or a local directory).
 
-Per question, the start and end logits are restricted to the context tokens and softmaxed
-separately; a span (s, e) scores p_start[s] · p_end[e] for s ≤ e < s + `max_answer_tokens`,
-and the best span, mapped back to characters of T, covers the target words lying entirely
-inside it. Each covered word gets the span's score divided by the number of covered words.
+Scores follow the reference inference (WSPAlign.InferEval's `inference.py`, the code WACSE
+cites for its threshold, which runs Hugging Face's question-answering pipeline):
+
+- Per question, the start and end logits are softmaxed separately over the context tokens
+  and the first token (CLS, `<s>`): WSPAlign is trained SQuAD-2 style, a word without a
+  translation answered by CLS, so the mass the model puts there ("no answer") lowers every
+  span's score. CLS is then excluded from the answer. A span (s, e) with s ≤ e < s +
+  `max_answer_tokens` scores p_start[s] · p_end[e]; the best one is kept.
+- The span is widened to whole tokenizer words (the pipeline's `token_to_word` and
+  `word_to_chars`): a span that starts or ends inside a word covers all of it. For XLM-R a
+  tokenizer word is a whitespace-delimited chunk ("Katzen." is one), so in scripts written
+  without spaces a span widens to the whole run of text (the reference's behaviour too).
+- The target words (the tokenize stage's) lying entirely inside the widened span are covered;
+  each gets the span's score divided by the number covered.
+
 Both directions run (English words over the foreign sentence and the reverse) and
-`xlsent.align.links.combine` merges them, by default `sum` with threshold 0.9 as in WACSE.
+`xlsent.align.links.combine` merges them, by default `sum` with threshold 0.9 as in WACSE:
+the reference's `bidirectional_align` with the English side as its source (links proposed by
+English words, the reverse credit added), which sentence WACSE passed as the source is not
+stated.
 
 Throughput matters (tens of millions of pairs), so the questions of many pairs are tokenized
 together in a background thread, sorted by length into padded batches, and decoded on the
@@ -102,13 +116,21 @@ def decode_spans(
     """The best answer span of each row of a batch: (start token, end token, score).
 
     `context` [batch, tokens] marks the tokens an answer may use (every row needs one).
-    Probabilities are softmaxes over those tokens only; a span (s, e) with s ≤ e < s +
-    `max_answer_tokens` scores p_start[s] · p_end[e]. The outer product is taken in log space
-    so that tiny probabilities cannot underflow to zero and let an invalid span tie for best.
+    Probabilities are softmaxes over those tokens and the first one, CLS, whose mass is the
+    model's "no answer" (SQuAD 2); CLS is then no answer token. A span (s, e) with s ≤ e <
+    s + `max_answer_tokens` scores p_start[s] · p_end[e]. The outer product is taken in log
+    space so that tiny probabilities cannot underflow to zero and let an invalid span tie for
+    best.
     """
     length = start_logits.shape[1]
-    log_start = start_logits.float().masked_fill(~context, -torch.inf).log_softmax(-1)
-    log_end = end_logits.float().masked_fill(~context, -torch.inf).log_softmax(-1)
+    normaliser = context.clone()
+    normaliser[:, 0] = True
+
+    def log_probs(logits: torch.Tensor) -> torch.Tensor:
+        log_p = logits.float().masked_fill(~normaliser, -torch.inf).log_softmax(-1)
+        return log_p.masked_fill(~context, -torch.inf)
+
+    log_start, log_end = log_probs(start_logits), log_probs(end_logits)
     position = torch.arange(length, device=start_logits.device)
     width = position[None, :] - position[:, None]  # [s, e] → e - s
     band = (width >= 0) & (width < max_answer_tokens)
@@ -141,6 +163,11 @@ class _PairTemplate:
         )
         ids = pair["input_ids"]
         self.prefix, _, self.middle, _, self.suffix = (ids[part] for part in parts)
+        if self.prefix[:1] != [tokenizer.cls_token_id]:
+            raise ValueError(
+                f"{type(tokenizer).__name__} does not start a pair with its CLS token, the "
+                "position of WSPAlign's no-answer"
+            )
         self.extra = len(self.prefix) + len(self.middle) + len(self.suffix)
         # BERT-style models also take token type ids: those of the special tokens, and one
         # type for all of A and one for all of B (checked below).
@@ -177,8 +204,19 @@ class _Context:
     """A sentence as the context of questions: its tokens and where its words are."""
 
     ids: list[int]
-    token_chars: list[tuple[int, int]]  # character span of each token
-    word_chars: list[tuple[int, int]]  # character span of each word
+    token_chars: list[tuple[int, int]]  # the span of each token's tokenizer word, in characters
+    word_chars: list[tuple[int, int]]  # character span of each (tokenize stage) word
+
+
+def _widened(offsets: list[tuple[int, int]], words: list[int | None]) -> list[tuple[int, int]]:
+    """Each token's character span widened to its tokenizer word (the tokens of one word id):
+    what an answer starting or ending on the token covers."""
+    span: dict[int, tuple[int, int]] = {}
+    for (start, end), word in zip(offsets, words, strict=True):
+        if word is not None:
+            low, high = span.get(word, (start, end))
+            span[word] = (min(low, start), max(high, end))
+    return [offset if w is None else span[w] for offset, w in zip(offsets, words, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -337,7 +375,11 @@ class WSPAligner:
         questions: list[_Question] = []
         for k, (index, _, en, xx) in enumerate(located):
             en_context, xx_context = (
-                _Context(contexts["input_ids"][j], contexts["offset_mapping"][j], words)
+                _Context(
+                    contexts["input_ids"][j],
+                    _widened(contexts["offset_mapping"][j], contexts.word_ids(j)),
+                    words,
+                )
                 for j, words in ((2 * k, en), (2 * k + 1, xx))
             )
             pair_questions = [

@@ -105,7 +105,18 @@ def _add_sample(sub: Subparsers) -> None:
     p.add_argument("--min-train-pairs", type=int, required=True)
     p.add_argument("--min-dev-pairs", type=int, required=True)
     p.add_argument("--min-pairs-action", choices=["error", "warn"], required=True)
+    p.add_argument(
+        "--per-source-cap",
+        type=_count_or_none,
+        required=True,
+        help="pairs of each source at most, or none",
+    )
     p.set_defaults(handler=sample)
+
+
+def _count_or_none(text: str) -> int | None:
+    """A count, or none (the config's null, as Snakemake writes it: None)."""
+    return None if text.lower() == "none" else int(text)
 
 
 def sample(args: argparse.Namespace) -> None:
@@ -120,6 +131,7 @@ def sample(args: argparse.Namespace) -> None:
         args.min_train_pairs,
         args.min_dev_pairs,
         args.min_pairs_action,
+        args.per_source_cap,
     )
     write_json(args.stats, draw(args.clean, args.lang, args.train, args.dev, cfg))
 

@@ -20,6 +20,13 @@ def _add_tables(sub: Subparsers) -> None:
     p = sub.add_parser("tables", help="gather evaluation results into tables")
     p.add_argument("--groups", nargs="+", required=True)
     p.add_argument(
+        "--language-directions",
+        nargs="+",
+        choices=["mean", "xx2en", "en2xx"],
+        required=True,
+        help="the per-language table's directions",
+    )
+    p.add_argument(
         "--corpus-stats", nargs="*", required=True, help="sample_stats.json: marks scarce languages"
     )
     p.add_argument("--out", required=True)
@@ -31,7 +38,9 @@ def tables(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
     scarce = result_tables.scarce_languages(args.corpus_stats)
-    summary, per_language = result_tables.tatoeba_tables(args.results, args.groups, scarce)
+    summary, per_language = result_tables.tatoeba_tables(
+        args.results, args.groups, scarce, args.language_directions
+    )
     for path in result_tables.write_tables(summary, per_language, Path(args.out), scarce=scarce):
         log.info("wrote %s", path)
 

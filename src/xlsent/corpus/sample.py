@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from xlsent.corpus.bitext import CorpusError
@@ -42,6 +44,7 @@ class SampleConfig:
     min_train_pairs: int = 500
     min_dev_pairs: int = 50
     min_pairs_action: str = "error"  # or "warn"
+    per_source_cap: int | None = None
     batch_size: int = 100_000
 
     def __post_init__(self) -> None:
@@ -65,16 +68,54 @@ def split_sizes(available: int, cfg: SampleConfig) -> tuple[int, int]:
     return min(available - dev, cfg.max_pairs), dev
 
 
-def labels(available: int, lang: str, cfg: SampleConfig) -> np.ndarray:
-    """One label per clean pair: 0 unused, 1 train, 2 dev. Seeded by (seed, language)."""
-    n_train, n_dev = split_sizes(available, cfg)
+def labels(
+    available: int, lang: str, cfg: SampleConfig, eligible: np.ndarray | None = None
+) -> np.ndarray:
+    """One label per clean pair: 0 unused, 1 train, 2 dev. Seeded by (seed, language).
+
+    `eligible` (a mask over the pairs, `per_source_caps`) limits the draw to those pairs."""
+    pool = np.arange(available) if eligible is None else np.flatnonzero(eligible)
+    n_train, n_dev = split_sizes(len(pool), cfg)
     # Each language draws from its own stream, so adding a language changes no other sample.
     rng = np.random.default_rng([cfg.seed, zlib.crc32(lang.encode())])
-    chosen = rng.choice(available, size=n_train + n_dev, replace=False)
+    chosen = pool[rng.choice(len(pool), size=n_train + n_dev, replace=False)]
     out = np.zeros(available, dtype=np.int8)
     out[chosen[:n_dev]] = _DEV
     out[chosen[n_dev:]] = _TRAIN
     return out
+
+
+def per_source_caps(
+    sources: np.ndarray, names: list[str], lang: str, cfg: SampleConfig
+) -> np.ndarray:
+    """DAP's corpus (its `gen_sent_pair.py`): at most `per_source_cap` pairs of each source
+    corpus, drawn at random, before the train/dev draw over all sources together. Without
+    the cap, the largest source dominates the sample (CCMatrix is about 80% of fr, de, ru and
+    zh). `sources`: each pair's index into `names`; returns the mask of eligible pairs.
+    Seeded by (seed, language, source), so a source's draw does not depend on the others."""
+    eligible = np.ones(len(sources), dtype=bool)
+    for code, name in enumerate(names):
+        rows = np.flatnonzero(sources == code)
+        if cfg.per_source_cap is None or len(rows) <= cfg.per_source_cap:
+            continue
+        rng = np.random.default_rng(
+            [cfg.seed, zlib.crc32(lang.encode()), zlib.crc32(name.encode())]
+        )
+        dropped = rng.choice(len(rows), size=len(rows) - cfg.per_source_cap, replace=False)
+        eligible[rows[dropped]] = False
+    return eligible
+
+
+def _source_codes(clean_path: str | Path) -> tuple[np.ndarray, list[str]]:
+    """Each pair's source as an index into the source names (dictionary-encoded on read: a
+    few bytes per pair)."""
+    column = pq.read_table(clean_path, columns=["source"], read_dictionary=["source"]).column(
+        "source"
+    )
+    column = column.combine_chunks()
+    if not isinstance(column.type, pa.DictionaryType):
+        column = pc.dictionary_encode(column)
+    return column.indices.to_numpy(zero_copy_only=False), column.dictionary.to_pylist()
 
 
 def sample(
@@ -88,18 +129,21 @@ def sample(
     # pre_buffer (on by default) reads ahead across row groups: memory would grow with the file.
     source = pq.ParquetFile(clean_path, pre_buffer=False)
     available = source.metadata.num_rows
-    below = below_minimum(*split_sizes(available, cfg), cfg)
+    codes, names = _source_codes(clean_path)
+    eligible = per_source_caps(codes, names, lang, cfg) if cfg.per_source_cap else None
+    pool = available if eligible is None else int(eligible.sum())
+    below = below_minimum(*split_sizes(pool, cfg), cfg)
     if below and cfg.min_pairs_action == "error":
         lacking = " and ".join(
             f"{n} {split} pairs, fewer than the minimum of {minimum} (corpus.min_{split}_pairs)"
             for split, (n, minimum) in below.items()
         )
         raise CorpusError(
-            f"{lang}: {available} clean pairs give {lacking}. Add data for {lang}, lower the "
+            f"{lang}: {pool} clean pairs give {lacking}. Add data for {lang}, lower the "
             "minimum, set corpus.min_pairs_action: warn to go on with the language marked in "
             f"the tables, or remove {lang} from `languages`"
         )
-    label = labels(available, lang, cfg)
+    label = labels(available, lang, cfg, eligible)
     start = 0
     with (
         parquet_writer(train_path, CORPUS_SCHEMA) as train,
@@ -113,14 +157,25 @@ def sample(
             dev.write_table(rows.filter(part == _DEV).to_arrow().cast(CORPUS_SCHEMA))
         kill_point("sample")
     n_train, n_dev = int((label == _TRAIN).sum()), int((label == _DEV).sum())
+    per_source = {}
+    for code, name in enumerate(names):
+        mine = codes == code
+        per_source[name] = {
+            "available": int(mine.sum()),
+            "eligible": int(mine.sum() if eligible is None else (mine & eligible).sum()),
+            "train": int((mine & (label == _TRAIN)).sum()),
+            "dev": int((mine & (label == _DEV)).sum()),
+        }
     stats = {
         "lang": lang,
         "available": available,
         "train": n_train,
         "dev": n_dev,
         "max_pairs": cfg.max_pairs,
+        "per_source_cap": cfg.per_source_cap,
         "seed": cfg.seed,
         "below_min": below,
+        "sources": per_source,
     }
     if below:
         log.warning(

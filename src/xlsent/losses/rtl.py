@@ -8,18 +8,22 @@ Pre-training for Cross-lingual Sentence Embedding" (DAP), arXiv:2305.09148, §3.
 with f*(x) the encoder's states of the non-English sentence x except CLS, g the RTL head
 (eq. 4, `xlsent.models.rtl_head`) and y the English sentence of S tokens.
 
-Inputs: the head's vocabulary logits (Q×V) at the Q English tokens of the batch's N pairs,
-the ids of those tokens (Q), and the pair (0..N-1) each belongs to (Q). The targets are
-built by `xlsent.train.collate.english_targets`.
+Inputs: the head's vocabulary logits (Q×V) at the Q English tokens of the batch and the
+ids of those tokens (Q). The targets are built by `xlsent.train.collate.english_targets`.
 
-Choices the paper leaves open, made here:
-- y's S tokens are the English sentence's subwords, without <s> and </s>.
-- Eq. 6 is the loss of one sentence; over a batch it is the per-sentence mean over its
-  tokens, then the mean over the batch's sentences.
+Choices the paper leaves open, made as DAP's released code (ChillingDream/DAP) makes them:
+- y's S tokens are the English sentence's subwords after <s>, </s> included (the code's
+  labels are the English input ids with only CLS and padding ignored).
+- Eq. 6 is the loss of one sentence; over a batch the code takes Hugging Face's masked-LM
+  loss, the mean over every target token of the batch (a long sentence weighs more than a
+  short one), and so do we.
 - English is always the target (DAP §3.3.2; §5.1: reconstructing the other way performs
   much worse).
-- DAP's paper writes L = L_TR + L_RTL (eq. 7); its released code weights RTL by 0.1, which is
-  the default of `train.rtl_weight`.
+- The weight of RTL: the paper writes L = L_TR + L_RTL (eq. 7); the released code adds
+  0.1·L_RTL on each of 8 GPUs, each GPU's TR loss the whole gathered batch's with gradients
+  reaching only its own rows, and DDP averages the gradients: the update is
+  (1/8)·∇(L_TR + 0.8·L_RTL). The numbers of the paper come from that code, so
+  `train.rtl_weight` defaults to 0.8 (docs/methods.md: the derivation).
 """
 
 from __future__ import annotations
@@ -28,13 +32,7 @@ import torch
 import torch.nn.functional as F
 
 
-def representation_translation_loss(
-    logits: torch.Tensor, targets: torch.Tensor, sentence: torch.Tensor, n_sentences: int
-) -> torch.Tensor:
-    """L_RTL (eq. 6 averaged over the batch), a 0-dim tensor, from the head's logits (Q×V) at
-    the Q English tokens, their ids (Q), and the sentence (0..n_sentences-1) each token
-    belongs to (Q)."""
-    ce = F.cross_entropy(logits.float(), targets, reduction="none")
-    per_sentence = torch.zeros(n_sentences, device=ce.device).index_add(0, sentence, ce)
-    counts = torch.bincount(sentence, minlength=n_sentences).clamp(min=1)
-    return (per_sentence / counts).mean()
+def representation_translation_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """L_RTL (eq. 6 over a batch), a 0-dim tensor: the mean cross-entropy of the head's logits
+    (Q×V) at the batch's Q English tokens against their ids (Q)."""
+    return F.cross_entropy(logits.float(), targets)

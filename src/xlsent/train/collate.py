@@ -52,7 +52,6 @@ class Batch:
     weights: torch.Tensor | None = None  # P
     rtl_mask: torch.Tensor | None = None  # RTL: N×(T-1), the English tokens to reconstruct
     rtl_targets: torch.Tensor | None = None  # Q: their ids, row by row
-    rtl_sentence: torch.Tensor | None = None  # Q: the pair each belongs to
 
     @property
     def n_pairs(self) -> int:
@@ -109,9 +108,7 @@ class Collator:
             sentence_types = torch.tensor(codes + [self.language_ids["en"]] * len(index))
             batch.types = sentence_types[:, None].expand_as(ids).contiguous()
         if self.rtl:
-            batch.rtl_mask, batch.rtl_targets, batch.rtl_sentence = english_targets(
-                ids, mask, t.sep
-            )
+            batch.rtl_mask, batch.rtl_targets = english_targets(ids, mask)
         if not self.wtr and self.awp_samples is None:
             return batch
         if words is None:
@@ -178,16 +175,13 @@ def word_pooling(starts: Ragged, ends: Ragged, width: int) -> tuple[torch.Tensor
     return torch.from_numpy(pool), torch.from_numpy(valid)
 
 
-def english_targets(
-    ids: torch.Tensor, mask: torch.Tensor, sep_id: int
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def english_targets(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """What RTL reconstructs (DAP eq. 6's y) from a collated batch of 2N sentences: which of
-    the English rows' tokens after CLS are targets (N×(T-1): not </s>, not padding), their
-    ids (Q, row by row) and the pair each belongs to (Q)."""
+    the English rows' tokens after CLS are targets (N×(T-1): every real token, </s> included,
+    as DAP's code predicts it) and their ids (Q, row by row)."""
     n = len(ids) // 2
-    english = ids[n:, 1:]
-    target_mask = mask[n:, 1:].bool() & (english != sep_id)
-    return target_mask, english[target_mask], target_mask.nonzero()[:, 0]
+    target_mask = mask[n:, 1:].bool()
+    return target_mask, ids[n:, 1:][target_mask]
 
 
 @dataclass(frozen=True)

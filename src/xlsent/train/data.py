@@ -13,6 +13,7 @@ it cuts (and their links) once, at load time; a micro-batch then only slices arr
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,13 +49,20 @@ def _ragged(column, limit: int | None = None) -> Ragged:
 def load_pairs(
     paths: dict[str, Path], max_length: int, max_pairs_per_lang: int | None = None
 ) -> Pairs:
-    """Read the subword files of each language; keep room for the two special tokens."""
+    """Read the subword files of each language; keep room for the two special tokens.
+
+    `max_pairs_per_lang` keeps a seeded random subset of each language's rows (in file
+    order), the same for every run: the dev files keep the order of their source corpora, so
+    their first rows would come mostly from the first corpus.
+    """
     xx, en, lang = [], [], []
     langs = tuple(sorted(paths))
     for index, code in enumerate(langs):
         table = pq.read_table(paths[code], columns=["xx_ids", "en_ids"])
-        if max_pairs_per_lang is not None:
-            table = table.slice(0, max_pairs_per_lang)
+        if max_pairs_per_lang is not None and table.num_rows > max_pairs_per_lang:
+            rng = np.random.default_rng([0, zlib.crc32(code.encode())])
+            keep = np.sort(rng.choice(table.num_rows, size=max_pairs_per_lang, replace=False))
+            table = table.take(keep)
         xx.append(_ragged(table.column("xx_ids"), max_length - 2))
         en.append(_ragged(table.column("en_ids"), max_length - 2))
         lang.append(np.full(table.num_rows, index, dtype=np.int16))

@@ -12,13 +12,13 @@ position and random state.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import logging
 import signal
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,12 +27,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from xlsent.errors import XlsentError
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.ragged import Ragged
-from xlsent.train import distributed
+from xlsent.train import distributed, step
 from xlsent.train.collate import Batch, Tokens, collate
 from xlsent.train.data import EpochSampler, load_pairs, load_word_aligned
 from xlsent.train.objectives import Objectives
@@ -57,7 +58,8 @@ class TrainSettings:
     log_every: int = 50
     temperature: float = 0.05
     direction: str = "fwd"
-    dev_max_pairs: int = 1000
+    negatives: str = "batch"
+    dev_max_pairs: int | None = None
     device: str = "auto"
     precision: str = "bf16"
     pooler: str = "cls"
@@ -66,7 +68,7 @@ class TrainSettings:
     wacse_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
     awp_samples: int = 1
     wtr_temperature: float = 0.05
-    rtl_weight: float = 0.1
+    rtl_weight: float = 0.8
     rtl_layers: int = 2
 
     def __post_init__(self) -> None:
@@ -89,6 +91,10 @@ class ModelSpec:
     tokenizer_dir: Path
     pretrained_dir: Path | None = None
     shape: dict | None = None
+
+
+class TrainingError(XlsentError):
+    """A training state that cannot be trusted; the message names the files and the fix."""
 
 
 class Preempted(SystemExit):
@@ -250,9 +256,19 @@ class Trainer:
     def _last(self) -> Path:
         return self.checkpoint_dir / "last.pt"
 
-    @property
-    def _best_weights(self) -> Path:
-        return self.checkpoint_dir / "best.pt"
+    def _best_weights(self, step: int) -> Path:
+        """The weights of the dev evaluation at `step`, kept while a checkpoint names it.
+
+        One file per step that set a new best: a run killed after such an evaluation and
+        before its next checkpoint resumes from a checkpoint that names an earlier best, whose
+        weights must still be there (the replay may not beat it again on a GPU)."""
+        return self.checkpoint_dir / f"best-{step}.pt"
+
+    def _drop_best_weights(self, keep: int | None) -> None:
+        """Remove the best weights of every step but `keep` (stale, or from a lost future)."""
+        for path in self.checkpoint_dir.glob("best-*.pt"):
+            if path != (None if keep is None else self._best_weights(keep)):
+                path.unlink()
 
     def save_checkpoint(self) -> None:
         """Save the full state (the main process writes; every process's random state)."""
@@ -276,6 +292,8 @@ class Trainer:
                 "rng": rng,
             }
             _save(state, self._last)
+            # Only now may older best weights go: this checkpoint names the current best.
+            self._drop_best_weights(self.best["step"])
             log.info("checkpoint at step %d: %s", self.step, self._last)
         distributed.barrier(self.world)
 
@@ -289,7 +307,7 @@ class Trainer:
             distributed.barrier(self.world)  # every process has read it before it goes
             if self.world.main:
                 self._last.unlink()
-                self._best_weights.unlink(missing_ok=True)
+                self._drop_best_weights(None)
             return False
         self.step = state["step"]
         self.objective.load_state_dict(state["model"])
@@ -298,18 +316,36 @@ class Trainer:
         self.sampler = EpochSampler(len(self.train_data), self.settings.seed, **state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
-        if self.world.main and self._best_weights.exists():
-            saved_at = torch.load(self._best_weights, map_location="cpu")["step"]
-            if saved_at != self.best["step"]:
-                # Written after this checkpoint by the run that was killed: a future the
-                # resumed run replays (and, on a non-deterministic GPU, may not repeat).
-                self._best_weights.unlink()
+        if self.world.main:
+            # Best weights written after this checkpoint by the run that was killed: a future
+            # the resumed run replays (and, on a non-deterministic GPU, may not repeat).
+            self._drop_best_weights(self.best["step"])
+            self._check_best_weights()
         rng = state["rng"][self.world.rank]
         torch.set_rng_state(rng["torch"].cpu())
         if rng["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(rng["cuda"])
         log.info("resumed from %s at step %d", self._last, self.step)
         return True
+
+    def _check_best_weights(self) -> None:
+        """Stop when the record names a best step whose weights are not there: exporting the
+        final weights under the best step's record would mislabel the model."""
+        step = self.best["step"]
+        if step is None:
+            return
+        path = self._best_weights(step)
+        if not path.exists():
+            raise TrainingError(
+                f"{self._last} records the best dev P@1 at step {step}, but its weights "
+                f"{path} are gone: delete {self.checkpoint_dir} to train this run afresh"
+            )
+        saved_at = torch.load(path, map_location="cpu")["step"]
+        if saved_at != step:
+            raise TrainingError(
+                f"{path} holds the weights of step {saved_at}, not {step} as the record says: "
+                f"delete {self.checkpoint_dir} to train this run afresh"
+            )
 
     # -- training ------------------------------------------------------------------------------
     def batch(self, index: np.ndarray, micro: int = 0) -> Batch:
@@ -323,71 +359,91 @@ class Trainer:
         return batch.pin() if self.device.type == "cuda" else batch
 
     def loss(
-        self, index: np.ndarray, micro: int = 0, batch: Batch | None = None
+        self,
+        index: np.ndarray,
+        micro: int = 0,
+        batch: Batch | None = None,
+        tr_grads: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor], int]:
         """The loss of the pairs `index` (or of their prebuilt `batch`), its parts, and its
-        number of real (non-pad) tokens."""
+        number of real (non-pad) tokens; with `tr_grads`, TR's term is cached
+        (`Objectives.forward`)."""
         batch = (batch or self.batch(index, micro)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-            loss, parts = self.forward(batch)
+            loss, parts = self.forward(batch, tr_grads)
         return loss, parts, int(batch.mask.sum())
 
+    def _built(self, indices: list[np.ndarray]) -> Iterator[Batch]:
+        """The step's micro-batches in order, each built in a background thread while the
+        device computes on the one before."""
+        upcoming = self._builder.submit(self.batch, indices[0], 0)
+        for micro in range(len(indices)):
+            batch = upcoming.result()
+            if micro + 1 < len(indices):
+                upcoming = self._builder.submit(self.batch, indices[micro + 1], micro + 1)
+            yield batch
+
     def train_step(self) -> dict:
-        s = self.settings
+        """One optimizer step over `batch_size` pairs (`accumulate`, then clip and step)."""
+        record = self.accumulate()
+        grad_norm = nn.utils.clip_grad_norm_(
+            self.objective.parameters(), self.settings.max_grad_norm
+        )
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step += 1
+        return {**record, "grad_norm": float(grad_norm)}
+
+    def accumulate(self) -> dict:
+        """The gradients of one step's `batch_size` pairs (`xlsent.train.step`); the step's
+        loss, its parts and its real tokens."""
+        share = self.settings.micro_batch_size
         self.objective.train()
-        total, tokens, parts_total = 0.0, 0, {}
-        share = s.micro_batch_size
         # Every process draws the same global micro-batches and trains on its slice of each.
-        # The step's batches are built one ahead in a background thread while the device
-        # computes; the sampler has moved past the step, which is where checkpoints see it.
+        # The sampler moves past the step here, which is where checkpoints see it.
         indices = [
             self.sampler.take(share * self.world.size)[
                 self.world.rank * share : (self.world.rank + 1) * share
             ]
             for _ in range(self.accumulation)
         ]
-        upcoming = self._builder.submit(self.batch, indices[0], 0)
-        for micro, index in enumerate(indices):
-            batch = upcoming.result()
-            if micro + 1 < len(indices):
-                upcoming = self._builder.submit(self.batch, indices[micro + 1], micro + 1)
-            last = micro == self.accumulation - 1
-            # DDP averages gradients once per optimizer step, after the last micro-batch.
-            alone = last or self.world.size == 1
-            with contextlib.nullcontext() if alone else self.forward.no_sync():
-                loss, parts, n_tokens = self.loss(index, micro, batch)
-                (loss / self.accumulation).backward()
-            total += loss.item() / self.accumulation
-            for name, value in parts.items():
-                parts_total[name] = parts_total.get(name, 0.0) + value.item() / self.accumulation
-            tokens += n_tokens
-        grad_norm = nn.utils.clip_grad_norm_(self.objective.parameters(), s.max_grad_norm)
-        self.optimizer.step()
-        self.scheduler.step()
-        self.optimizer.zero_grad(set_to_none=True)
-        self.step += 1
-        return {
-            "loss": total,
-            "parts": parts_total,
-            "grad_norm": float(grad_norm),
-            "tokens": tokens,
-        }
+        return step.accumulate(
+            self.objective,
+            self._built(indices),
+            len(indices),
+            forward=self.forward,
+            no_sync=self.forward.no_sync if self.world.size > 1 else None,
+            device=self.device,
+            autocast=self.autocast,
+            world_size=self.world.size,
+        )
 
     @torch.inference_mode()
     def evaluate(self) -> dict:
-        """Dev P@1 (%) per language, foreign → English, and its mean; `dev_without` lists the
-        languages with no dev pair (not in the mean)."""
+        """Dev P@1 (%) per language, the mean of both directions (foreign → English and back),
+        and its mean over languages; `dev_without` lists the languages with no dev pair (not
+        in the mean)."""
         self.objective.eval()
-        scores = {}
+        scores, directions = {}, {}
         for lang, pairs in self.dev_data.items():
             if len(pairs) == 0:  # only below corpus.min_dev_pairs with min_pairs_action: warn
                 continue
             xx, en = self._encode(pairs.xx, lang), self._encode(pairs.en, "en")
-            scores[lang] = round(100 * p_at_1(xx, en), 2)
+            directions[lang] = {
+                "xx2en": round(100 * p_at_1(xx, en), 2),
+                "en2xx": round(100 * p_at_1(en, xx), 2),
+            }
+            scores[lang] = round(float(np.mean(list(directions[lang].values()))), 2)
             kill_point("train.evaluate")
         mean = round(float(np.mean(list(scores.values()))), 2) if scores else float("nan")
         without = [lang for lang in self.dev_data if lang not in scores]
-        return {"dev_p1": mean, "dev": scores, **({"dev_without": without} if without else {})}
+        return {
+            "dev_p1": mean,
+            "dev": scores,
+            "dev_directions": directions,
+            **({"dev_without": without} if without else {}),
+        }
 
     def _encode(self, rows: Ragged, lang: str, batch: int = 512) -> np.ndarray:
         out = []
@@ -446,7 +502,7 @@ class Trainer:
                         self.best = {"step": self.step, **result}
                         _save(
                             {"step": self.step, "model": self.model.state_dict()},
-                            self._best_weights,
+                            self._best_weights(self.step),
                         )
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
@@ -473,8 +529,9 @@ class Trainer:
 
     def export(self, out_dir: Path, run_config: dict) -> None:
         """Write the best model (HF + sentence-transformers) and the run's records."""
-        if self._best_weights.exists():
-            best = torch.load(self._best_weights, map_location=self.device)
+        self._check_best_weights()
+        if self.best["step"] is not None:
+            best = torch.load(self._best_weights(self.best["step"]), map_location=self.device)
             self.model.load_state_dict(best["model"])
         self.model.to("cpu")
         with atomic_path(out_dir) as tmp:

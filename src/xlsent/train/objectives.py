@@ -3,7 +3,8 @@
 - `tr`: L = L_TR (the spine's dual encoder).
 - `wacse`: L = α·L_TR + β·L_AWP + γ·L_WTR (WACSE eq. 11; `wacse_weights` = (α, β, γ),
   default (0.8, 0.1, 0.1)); a zero weight skips its objective (TR+AWP, TR+WTR ablations).
-- `dap`: L = L_TR + w·L_RTL (DAP eq. 7 with the released code's weight, `rtl_weight` 0.1).
+- `dap`: L = L_TR + w·L_RTL (DAP eq. 7; `rtl_weight` 0.8, the weight the released code's
+  0.1 has on 8 GPUs: `xlsent.losses.rtl`).
 
 A micro-batch of N pairs is encoded as 2N sentences in one pass (the N non-English sides,
 then their N English translations); TR uses their sentence vectors, WTR the same pass's word
@@ -71,28 +72,55 @@ class Objectives(nn.Module):
             rtl=self.rtl is not None,
         )
         # Parameters no objective touches must not ask DDP for gradients.
-        if settings.pooler != "mlp" and getattr(encoder, "pooler", None) is not None:
+        pooler = getattr(encoder, "pooler", None)
+        if settings.pooler == "mlp":
+            # DAP's code (SimCSE's mlp_only_train) trains TR through a freshly initialised
+            # dense + tanh over CLS, not a checkpoint's pooler; evaluation drops it.
+            encoder._init_weights(pooler.dense)
+        elif pooler is not None:
             encoder.pooler.requires_grad_(False)
 
-    def forward(self, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The weighted loss of `batch` (on this module's device) and its unweighted parts."""
+    def forward(
+        self, batch: Batch, tr_grads: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The weighted loss of `batch` (on this module's device) and its unweighted parts.
+
+        `tr_grads` (2N×d, `xlsent.train.cached_tr`): the gradient of the whole batch's
+        weighted TR loss with respect to this micro-batch's sentence vectors, computed
+        beforehand. The TR term is then ⟨vectors, tr_grads⟩, whose gradient with respect to
+        the parameters is that of the batch's TR loss through this micro-batch; its value is
+        not a loss, and `parts` holds no "tr".
+        """
         s, n = self.settings, batch.n_pairs
         hidden = self.encode(batch.ids, batch.mask, batch.types)
-        # An MLP pooler (dense + tanh) over CLS during training only; evaluation is raw CLS.
-        vectors = self.encoder.pooler(hidden) if s.pooler == "mlp" else hidden[:, 0]
-        parts = {
-            "tr": translation_ranking_loss(
-                vectors[:n], vectors[n:], s.temperature, s.direction, self.gather
-            )
-        }
+        vectors = self.sentence_vectors(hidden)
+        if tr_grads is None:
+            parts = {
+                "tr": translation_ranking_loss(
+                    vectors[:n], vectors[n:], s.temperature, s.direction, self.gather
+                )
+            }
+            loss = self.weights["tr"] * parts["tr"]
+        else:
+            parts = {}
+            loss = (vectors.float() * tr_grads).sum()
         if self.weights.get("wtr"):
             parts["wtr"] = self._wtr(batch, hidden)
         if self.mlm is not None:
             parts["awp"] = self._awp(batch, hidden)
         if self.rtl is not None:
             parts["rtl"] = self._rtl(batch, hidden)
-        loss = sum(self.weights[name] * value for name, value in parts.items())
+        loss = loss + sum(self.weights[name] * parts[name] for name in parts if name != "tr")
         return loss, parts
+
+    def sentence_vectors(self, hidden: torch.Tensor) -> torch.Tensor:
+        """TR's sentence vectors: CLS, through a freshly initialised MLP (the encoder's pooler
+        layer, dense + tanh) with `pooler: mlp` (training only: evaluation is raw CLS)."""
+        return self.encoder.pooler(hidden) if self.settings.pooler == "mlp" else hidden[:, 0]
+
+    def embed(self, batch: Batch) -> torch.Tensor:
+        """The sentence vectors (2N×d) of `batch`, as `forward` computes them."""
+        return self.sentence_vectors(self.encode(batch.ids, batch.mask, batch.types))
 
     def encode(
         self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor | None
@@ -148,7 +176,7 @@ class Objectives(nn.Module):
         predicts the English tokens."""
         n = batch.n_pairs
         logits = self.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl_mask)
-        return representation_translation_loss(logits, batch.rtl_targets, batch.rtl_sentence, n)
+        return representation_translation_loss(logits, batch.rtl_targets)
 
 
 def word_vectors(hidden: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,91 @@
+"""Translation ranking over the whole batch on one GPU: gradient caching.
+
+DAP (Li et al. 2023) trains on 8 GPUs × 128 pairs and gathers every GPU's sentence vectors:
+each query ranks its translation among all 1024 English sentences of the step. One GPU
+holds a micro-batch of 256 at most; ranking within it gives 255 negatives, not 1023.
+Gradient caching (Gao, Zhang, Han and Callan 2021, "Scaling Deep Contrastive Learning Batch
+Size under Memory Limited Setup", arXiv:2101.06983) computes the full batch's gradient
+exactly, at the memory of one micro-batch:
+
+1. encode every micro-batch without a graph, keeping only its sentence vectors v (B×d for
+   the batch), and the random state each pass started from;
+2. compute the batch's TR loss on all of them (every process's vectors gathered) and its
+   gradient with respect to them, g = ∂(α·L_TR)/∂v (B×d);
+3. encode each micro-batch again, from the same random state (dropout draws the same masks,
+   so the vectors are the same), and backpropagate ⟨v, g⟩ through it: by the chain rule its
+   gradient with respect to the parameters is exactly that of α·L_TR through this
+   micro-batch.
+
+The word-level objectives (AWP, WTR, RTL) are per pair: step 3 adds them per micro-batch, as
+without caching. The cost is one more encoder pass without a graph per micro-batch, about a
+third of a step's compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+from xlsent.losses.tr import translation_ranking_loss
+
+
+@dataclass(frozen=True)
+class RandomState:
+    """The random state an encoder pass draws its dropout masks from."""
+
+    cpu: torch.Tensor
+    cuda: torch.Tensor | None
+
+    @classmethod
+    def capture(cls, device: torch.device) -> RandomState:
+        cuda = torch.cuda.get_rng_state(device) if device.type == "cuda" else None
+        return cls(torch.get_rng_state(), cuda)
+
+    def restore(self, device: torch.device) -> None:
+        torch.set_rng_state(self.cpu)
+        if self.cuda is not None:
+            torch.cuda.set_rng_state(self.cuda, device)
+
+
+def batch_gradients(
+    vectors: list[torch.Tensor],
+    weight: float,
+    temperature: float,
+    direction: str,
+    world_size: int = 1,
+) -> tuple[list[torch.Tensor], float]:
+    """Step 2: the gradient of `weight`·L_TR over the whole batch with respect to each
+    micro-batch's sentence vectors, and the loss L_TR (unweighted).
+
+    `vectors`: this process's micro-batches, each 2N_k×d (the N_k non-English sentences,
+    then their English translations), computed without a graph. With several processes,
+    every process's vectors are gathered: each query ranks its translation among every
+    English sentence of the step, and the gradients returned are this process's rows.
+    """
+    sizes = [len(v) // 2 for v in vectors]
+    xx = torch.cat([v[: len(v) // 2] for v in vectors]).float()
+    en = torch.cat([v[len(v) // 2 :] for v in vectors]).float()
+    offset = 0
+    if world_size > 1:
+        xx, en = _all_gather(xx), _all_gather(en)
+        offset = dist.get_rank() * sum(sizes)
+    xx.requires_grad_(True)
+    en.requires_grad_(True)
+    with torch.enable_grad():
+        loss = translation_ranking_loss(xx, en, temperature, direction)
+        g_xx, g_en = torch.autograd.grad(weight * loss, (xx, en))
+    grads, start = [], offset
+    for n in sizes:
+        grads.append(torch.cat([g_xx[start : start + n], g_en[start : start + n]]))
+        start += n
+    return grads, float(loss.detach())
+
+
+def _all_gather(tensor: torch.Tensor) -> torch.Tensor:
+    """Every process's `tensor` (the same shape on each), in rank order; no gradient flows
+    back: each process backpropagates its own rows."""
+    parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, tensor.contiguous())
+    return torch.cat(parts)
