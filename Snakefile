@@ -82,6 +82,7 @@ rule all:
         ),
         # Word translation: when dictionaries are configured and there are word-vector runs.
         ["results/tables/bli.csv"] if bli_results() else [],
+        "results/tables/cost.csv",
         expand(
             "results/align/{aligner}/{lang}/_SUCCESS",
             aligner=ALIGN["method"],

@@ -27,8 +27,7 @@ import jsonschema
 import yaml
 
 from xlsent import languages
-from xlsent.corpus import local, opus
-from xlsent.corpus.bitext import CorpusError
+from xlsent.corpus.sources import SOURCES
 from xlsent.errors import XlsentError
 
 
@@ -462,11 +461,10 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
     """
     workflow_dir = Path(workflow_dir)
     langs = languages.resolve(config["languages"])
-    corpus = config["corpus"]
-    if corpus["source"] == "local":
-        _check_local_corpus(corpus["local"]["dir"], corpus["local"]["corpora"], langs)
-    elif corpus["source"] == "opus":
-        _check_opus_manifest(corpus["opus"], langs, workflow_dir)
+    # The corpus source checks what its settings name (xlsent.corpus.sources).
+    SOURCES[config["corpus"]["source"]].check(
+        config, langs, shipped=lambda path: str(_shipped(path, workflow_dir))
+    )
     for run in runs_of(config, ENCODER_METHODS):
         name = config["runs"][run]["model"]
         model = config["models"][name]
@@ -503,91 +501,6 @@ def _shipped(path: str, workflow_dir: Path) -> Path:
     if it exists there or is absolute, else relative to the workflow."""
     given = Path(path)
     return given if given.exists() or given.is_absolute() else workflow_dir / path
-
-
-def _check_local_corpus(directory: str, corpora: list[str] | None, langs: list[str]) -> None:
-    """Every language's Moses files in `corpus.local.dir`, all languages named at once.
-
-    The workflow itself finds them only when it plans a language's `clean` job: the first
-    language it reaches stops it (with a traceback), and a target that needs only other
-    languages (`results/align/eflomal/de/_SUCCESS`) plans and runs without ever looking.
-    """
-    path = Path(directory)
-    if not path.is_dir():
-        raise ConfigError(
-            f"config key `corpus.local.dir`: {_not_found(directory, 'directory')}: point it "
-            "at the directory that holds the Moses files ({corpus}.{a}-{b}.{lang}[.gz])"
-        )
-    without, broken = [], []
-    for lang in langs:
-        try:
-            local.discover(path, lang, corpora)
-        except CorpusError as err:
-            if _has_local_files(path, lang, corpora):
-                broken.append(err)
-            else:
-                without.append(lang)
-    if without:
-        names = ", ".join(without)
-        corpus, which = "{corpus}", " ({corpus} any corpus name, e.g. Tanzil)"
-        if corpora and len(corpora) == 1:
-            corpus, which = corpora[0], ""
-        elif corpora:
-            which = f" ({{corpus}} each of `corpus.local.corpora`: {', '.join(corpora)})"
-        expected = ", ".join(f"{corpus}.{local.pair_name(lang)}.en and .{lang}" for lang in without)
-        raise ConfigError(
-            f"config key `corpus.local.dir`: {directory} has no corpus files for {names}: "
-            f"expected {expected}{which}, plain or .gz, the pair's codes in alphabetical "
-            f"order; put them there or remove {names} from `languages`"
-        )
-    if broken:
-        raise ConfigError(f"config key `corpus.local.dir`: {broken[0]}")
-
-
-def _has_local_files(directory: Path, lang: str, corpora: list[str] | None) -> bool:
-    """Whether `directory` holds either side of `lang`'s pair (of `corpora`, if given): a
-    language with none is to be added or removed, one with a side missing is `discover`'s
-    own message."""
-    pair = local.pair_name(lang)
-    sides = [f"{pair}.{side}{gz}" for side in ("en", lang) for gz in ("", ".gz")]
-    if corpora is None:
-        return any(next(directory.glob(f"*.{side}"), None) for side in sides)
-    return any((directory / f"{corpus}.{side}").exists() for corpus in corpora for side in sides)
-
-
-def _check_opus_manifest(settings: dict, langs: list[str], workflow_dir: Path) -> None:
-    """The OPUS manifest, its corpora and a corpus for every language: what planning the
-    downloads reads, one language at a time."""
-    path = _shipped(settings["manifest"], workflow_dir)
-    if not path.is_file():
-        raise ConfigError(
-            f"config key `corpus.opus.manifest`: {_not_found(path, 'file')}: point it at a "
-            "manifest laid out like resources/opus.yaml"
-        )
-    try:
-        manifest = opus.load_manifest(path)
-    except CorpusError as err:
-        raise ConfigError(f"config key `corpus.opus.manifest`: {err}") from None
-    unknown = [name for name in settings["corpora"] if name not in manifest.corpora]
-    if unknown:
-        raise ConfigError(
-            f"config key `corpus.opus.corpora`: {', '.join(unknown)} not in the OPUS manifest "
-            f"{path}, which lists {', '.join(manifest.corpora)}: fix the name (OPUS's "
-            "spelling, case included) or add the corpus to the manifest"
-        )
-    uncovered = [
-        lang
-        for lang in langs
-        if not any(lang in manifest.corpora[name].languages for name in settings["corpora"])
-    ]
-    if uncovered:
-        names = ", ".join(uncovered)
-        raise ConfigError(
-            f"config key `languages`: no corpus of `corpus.opus.corpora` in the OPUS manifest "
-            f"{path} offers {names}: add them to a corpus's languages there if OPUS has them, "
-            f"use the local source (corpus.local.dir) for them, or remove {names} from "
-            "`languages`"
-        )
 
 
 def _check_local_model(key: str, path: str, fix: str) -> None:

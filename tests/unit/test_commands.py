@@ -64,6 +64,7 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ("tables_tatoeba", "{input.results}"): ["tr/seed42.parquet tr/seed0.parquet"],
     ("tables_ablation", "{input.results}"): ["tr/seed42.parquet"],
     ("tables_bli", "{input}"): ["b2v/seed0/de.en2xx.parquet"],
+    ("tables_cost", "{input.tables}"): ["results/tables/tatoeba.csv results/plots/bars.png"],
 }
 
 # Flags that carry a setting under another name than its schema key.

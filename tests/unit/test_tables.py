@@ -6,9 +6,11 @@ import pytest
 from xlsent.tables import (
     ablation_table,
     bli_table,
+    cost_table,
     scarce_languages,
     tatoeba_tables,
     write_bli_table,
+    write_cost_table,
     write_tables,
 )
 
@@ -225,3 +227,34 @@ def test_the_per_language_table_shows_each_asked_direction():
     assert (a["kk"], a["kk_xx2en"], a["kk_en2xx"]) == (55, 65, 45)  # the seed means
     only = tatoeba_tables(FRAMES, ["low4"], None, ("xx2en",))[1]
     assert only.columns == ["run", "de_xx2en", "jv_xx2en", "ka_xx2en", "kk_xx2en", "te_xx2en"]
+
+
+def test_the_cost_table_sums_each_stage_and_run(tmp_path):
+    """Snakemake's benchmark files (one job each) summed per stage and run, by hand."""
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    jobs = {
+        "clean/kk.tsv": (60.0, 100.0, 30.0),
+        "clean/te.tsv": (120.0, 300.0, 90.0),
+        "train/tr/seed42.tsv": (3600.0, 2048.0, 7000.0),
+        "train/tr/seed0.tsv": (1800.0, 1024.0, 3500.0),
+        "eval/tatoeba/tr/seed42.tsv": (30.0, 500.0, "-"),  # "-": not measured
+        "plots.tsv": (6.0, 50.0, 5.0),
+    }
+    for name, (wall, rss, cpu) in jobs.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + f"{wall}\t0:00:00\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
+    table = cost_table(tmp_path, {"train/tr": 2})
+    rows = {(r["stage"], r["run"]): r for r in table.rows(named=True)}
+    assert set(rows) == {("clean", ""), ("train", "tr"), ("eval/tatoeba", "tr"), ("plots", "")}
+    clean, train = rows["clean", ""], rows["train", "tr"]
+    assert (clean["jobs"], clean["wall_min"], clean["cpu_min"]) == (2, 3.0, 2.0)
+    assert clean["peak_rss_gb"] == pytest.approx(300 / 1024)
+    assert (train["jobs"], train["wall_min"], train["gpu_h"]) == (2, 90.0, 3.0)  # 1.5 h × 2
+    assert rows["eval/tatoeba", "tr"]["cpu_min"] is None
+    write_cost_table(table, tmp_path / "cost.csv")
+    # 60 + 120 + 3600 + 1800 + 30 + 6 s of wall; 30 + 90 + 7000 + 3500 + 5 s of CPU.
+    assert (
+        "Total: 93.6 wall minutes (summed over jobs, not elapsed), 177.1 CPU minutes"
+        in (tmp_path / "cost.md").read_text()
+    )

@@ -17,7 +17,7 @@ from xlsent.config import (
     trainer_settings,
 )
 from xlsent.align.shards import shard_count
-from xlsent.corpus import demo, local, opus
+from xlsent.corpus import demo, sources
 
 CORPUS = config["corpus"]
 TATOEBA = config["evaluate"]["tatoeba"]
@@ -85,55 +85,29 @@ def model_spec(model):
 # -- corpus ----------------------------------------------------------------------------
 
 
-def opus_archives(lang):
-    manifest = opus.load_manifest(shipped(CORPUS["opus"]["manifest"]))
-    return opus.archives(manifest, lang, CORPUS["opus"]["corpora"])
+# The configured source (xlsent.corpus.sources) declares a language's raw files, the flags
+# of `xlsent clean` that read them, and what else decides its raw pairs. What it downloads
+# is under results/downloads/{source} (the outputs of opus_download).
+SOURCE = sources.SOURCES[CORPUS["source"]]
+SOURCE_DOWNLOADS = f"results/downloads/{SOURCE.name}"
 
 
 def corpus_inputs(wildcards):
     """The raw files of a language (named), so that a changed file re-runs its cleaning."""
-    lang = wildcards.lang
-    if CORPUS["source"] == "local":
-        bitexts = local.discover(
-            CORPUS["local"]["dir"], lang, CORPUS["local"]["corpora"]
-        )
-        return {
-            f"{b.corpus}.{side}": path
-            for b in bitexts
-            for side, path in (("en", b.en_origin), (lang, b.xx_origin))
-        }
-    if CORPUS["source"] == "opus":
-        return {
-            a.corpus: f"results/downloads/opus/{a.corpus}/{lang}.zip"
-            for a in opus_archives(lang)
-        }
-    return {}
+    return SOURCE.inputs(
+        config, wildcards.lang, shipped=shipped, downloads=SOURCE_DOWNLOADS
+    )
 
 
 def source_args(wildcards, input):
-    source = CORPUS["source"]
-    if source == "local":
-        corpora = CORPUS["local"]["corpora"]
-        args = ["--local-dir", CORPUS["local"]["dir"]]
-        return shlex.join(args + (["--corpora", *corpora] if corpora else []))
-    if source == "opus":
-        zips = [f"{name}={path}" for name, path in input.items()]
-        return shlex.join(
-            ["--manifest", shipped(CORPUS["opus"]["manifest"]), "--zip", *zips]
-        )
-    return shlex.join(["--heldout-fraction", str(CORPUS["demo"]["heldout_fraction"])])
+    """The source's flags of `xlsent clean`. A param that reads `input`, which Snakemake
+    does not compare for staleness; the inputs and `source_identity` are compared."""
+    return shlex.join(SOURCE.clean_args(config, dict(input.items()), shipped=shipped))
 
 
-def source_params(wildcards):
+def source_identity(wildcards):
     """What, besides input files, decides a language's raw pairs."""
-    source = CORPUS["source"]
-    if source == "demo":
-        # The embedded data comes from installed packages: their versions are its identity.
-        return {
-            "demo": CORPUS["demo"]["heldout_fraction"],
-            "provenance": demo.provenance(),
-        }
-    return {source: CORPUS[source]}
+    return SOURCE.identity(config)
 
 
 # -- tokenize --------------------------------------------------------------------------
@@ -366,3 +340,26 @@ def bli_results():
         if rs.run in WORD_VECTOR_RUNS
         for d in BLI
     ]
+
+
+# -- cost ------------------------------------------------------------------------------
+
+
+def cost_table_after():
+    """The outputs the cost table waits for: every other table and the plots."""
+    after = ["results/tables/tatoeba.csv", "results/plots/tatoeba_groups.png"]
+    if config["tables"]["ablation"]["runs"]:
+        after.append("results/tables/ablation.csv")
+    if bli_results():
+        after.append("results/tables/bli.csv")
+    return after
+
+
+def gpus_per_job():
+    """`STAGE=N` / `STAGE/RUN=N`: the GPUs each job of a stage held, for GPU hours."""
+    held = [
+        f"train/{run}={train_settings(config, run, 0)['gpus']}" for run in ENCODER_RUNS
+    ]
+    if ALIGN["method"] == "wspalign":
+        held.append(f"align={ALIGN['wspalign']['gpus']}")
+    return held

@@ -52,7 +52,7 @@ rule clean:
         runtime=lambda w, attempt: 240 * attempt,
     params:
         source=CORPUS["source"],
-        identity=source_params,
+        identity=source_identity,
         clean=CORPUS["clean"],
         args=source_args,
     shell:

@@ -151,3 +151,33 @@ rule tables_bli:
         runtime=lambda w, attempt: 10 * attempt,
     shell:
         "xlsent tables-bli --out {output.csv} {input} 2> {log}"
+
+
+rule tables_cost:
+    # What each stage and run cost, from every job's benchmark file; after the other tables
+    # and plots, so that theirs are counted too.
+    input:
+        tables=cost_table_after(),
+    output:
+        csv=report(
+            "results/tables/cost.csv",
+            caption="../report/cost.rst",
+            category="Tables",
+            labels={"table": "Cost per stage and run"},
+        ),
+        md="results/tables/cost.md",
+    log:
+        "logs/tables/cost.log",
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        gpus=gpus_per_job(),
+    shell:
+        "xlsent tables-cost --benchmarks results/benchmarks --gpus {params.gpus}"
+        " --out {output.csv} {input.tables} 2> {log}"

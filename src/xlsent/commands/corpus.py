@@ -7,7 +7,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from xlsent.commands import Subparsers, lang_paths, log, require
+from xlsent.commands import Subparsers, log
+from xlsent.corpus.sources import SOURCES
 from xlsent.io import write_json
 
 
@@ -22,12 +23,10 @@ def register(sub: Subparsers) -> None:
 def _add_clean(sub: Subparsers) -> None:
     p = sub.add_parser("clean", help="read one language's bitexts and clean them")
     p.add_argument("--lang", required=True)
-    p.add_argument("--source", choices=["opus", "local", "demo"], required=True)
-    p.add_argument("--local-dir")
-    p.add_argument("--corpora", nargs="*")
-    p.add_argument("--manifest")
-    p.add_argument("--zip", nargs="*", default=[], help="CORPUS=PATH of each downloaded OPUS zip")
-    p.add_argument("--heldout-fraction", type=float, help="corpus.demo's (--source demo)")
+    p.add_argument("--source", choices=list(SOURCES), required=True)
+    # Each source's own flags (xlsent.corpus.sources), which the rule passes with its name.
+    for name, source in SOURCES.items():
+        source.add_arguments(p.add_argument_group(f"--source {name}"))
     p.add_argument("--min-tokens", type=int, required=True)
     p.add_argument("--max-length-ratio", type=float, required=True)
     p.add_argument("--out", required=True)
@@ -37,28 +36,15 @@ def _add_clean(sub: Subparsers) -> None:
 
 def clean(args: argparse.Namespace) -> None:
     from xlsent.corpus import clean as cleaning
-    from xlsent.corpus import demo, local, opus
 
-    if args.source == "local":
-        bitexts = local.discover(args.local_dir, args.lang, args.corpora)
-    elif args.source == "demo":
-        require(args, "with --source demo", "heldout_fraction")
-        bitexts = demo.bitexts(args.lang, args.heldout_fraction)
-    else:
-        manifest = opus.load_manifest(args.manifest)
-        zips = lang_paths(args.zip)  # CORPUS=PATH
-        bitexts = [
-            opus.bitext_from_zip(zips[archive.corpus], archive.corpus, args.lang, archive.opus_code)
-            for archive in opus.archives(manifest, args.lang, list(zips))
-        ]
+    source = SOURCES[args.source]
     stats = cleaning.clean(
-        bitexts,
+        source.bitexts(args.lang, args),
         args.lang,
         args.out,
         cleaning.CleanConfig(min_tokens=args.min_tokens, max_length_ratio=args.max_length_ratio),
     )
-    if args.source == "demo":
-        stats["provenance"] = demo.provenance()
+    stats.update(source.stats())
     write_json(args.stats, stats)
     dropped = ", ".join(f"{k} {v}" for k, v in stats["dropped"].items() if v)
     log.info(

@@ -14,6 +14,7 @@ def register(sub: Subparsers) -> None:
     _add_tables_ablation(sub)
     _add_tables_bli(sub)
     _add_plots(sub)
+    _add_tables_cost(sub)
 
 
 def _add_tables(sub: Subparsers) -> None:
@@ -107,3 +108,26 @@ def plots(args: argparse.Namespace) -> None:
     figures.group_bars(args.summary, args.groups, args.bars)
     figures.dev_curves(lang_paths(args.logs), args.curves)
     log.info("wrote %s and %s", args.bars, args.curves)
+
+
+def _add_tables_cost(sub: Subparsers) -> None:
+    p = sub.add_parser("tables-cost", help="what each stage and run cost (benchmark files)")
+    p.add_argument("--benchmarks", required=True, help="the benchmark directory")
+    p.add_argument(
+        "--gpus",
+        nargs="*",
+        required=True,
+        help="STAGE=N or STAGE/RUN=N: the GPUs each job of a stage (or run) held",
+    )
+    p.add_argument("--out", required=True)
+    p.add_argument("after", nargs="*", help="outputs to wait for (the other tables)")
+    p.set_defaults(handler=tables_cost)
+
+
+def tables_cost(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+
+    gpus = {key: int(value) for key, value in (item.split("=", 1) for item in args.gpus)}
+    table = result_tables.cost_table(args.benchmarks, gpus)
+    result_tables.write_cost_table(table, Path(args.out))
+    log.info("wrote %s", args.out)
