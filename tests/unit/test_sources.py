@@ -123,7 +123,11 @@ def test_opus_declares_the_downloads_and_the_job_reads_them(tmp_path: Path) -> N
     config = {
         "corpus": {
             "source": "opus",
-            "opus": {"manifest": "opus.yaml", "corpora": ["OpenSubtitles", "Tanzil"]},
+            "opus": {
+                "manifest": "opus.yaml",
+                "corpora": ["OpenSubtitles", "Tanzil"],
+                "skip": {},
+            },
         }
     }
 
@@ -241,3 +245,17 @@ def test_a_registered_source_is_cleaned_by_xlsent_clean(tmp_path: Path, monkeypa
     )
     assert stats == direct
     assert cleaned.equals(pl.read_parquet(tmp_path / "direct.parquet"))
+
+
+def test_an_opus_corpus_can_be_skipped_for_some_languages():
+    """DAP's corpus takes no CCMatrix for de (and no OpenSubtitles zh): the paper config
+    skips them, and the clean job of de reads no CCMatrix zip."""
+    from xlsent.config import load
+
+    config = load(ROOT / "config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    source = SOURCES["opus"]
+    shipped = lambda path: str(ROOT / path)  # noqa: E731
+    de = source.inputs(config, "de", shipped=shipped, downloads="d")
+    assert "CCMatrix" not in de and "Europarl" in de
+    assert "CCMatrix" in source.inputs(config, "bn", shipped=shipped, downloads="d")
+    assert "OpenSubtitles" not in source.inputs(config, "zh", shipped=shipped, downloads="d")

@@ -32,7 +32,7 @@ class Opus(Source):
         manifest = opus.load_manifest(shipped(settings["manifest"]))
         return {
             archive.corpus: f"{downloads}/{archive.corpus}/{lang}.zip"
-            for archive in opus.archives(manifest, lang, settings["corpora"])
+            for archive in opus.archives(manifest, lang, _corpora(settings, lang))
         }
 
     def clean_args(self, config: dict, inputs: Mapping[str, str], *, shipped: Shipped) -> list[str]:
@@ -82,10 +82,18 @@ class Opus(Source):
                 f"manifest {path}, which lists {', '.join(manifest.corpora)}: fix the name "
                 "(OPUS's spelling, case included) or add the corpus to the manifest"
             )
+        skipped = [name for name in settings["skip"] if name not in settings["corpora"]]
+        if skipped:
+            raise ConfigError(
+                f"config key `corpus.opus.skip`: {', '.join(skipped)} not in "
+                f"`corpus.opus.corpora` ({', '.join(settings['corpora'])}): fix the name"
+            )
         uncovered = [
             lang
             for lang in langs
-            if not any(lang in manifest.corpora[name].languages for name in settings["corpora"])
+            if not any(
+                lang in manifest.corpora[name].languages for name in _corpora(settings, lang)
+            )
         ]
         if uncovered:
             names = ", ".join(uncovered)
@@ -95,6 +103,11 @@ class Opus(Source):
                 f"OPUS has them, use the local source (corpus.local.dir) for them, or remove "
                 f"{names} from `languages`"
             )
+
+
+def _corpora(settings: dict, lang: str) -> list[str]:
+    """The corpora of `corpus.opus.corpora` that `lang` is taken from (not skipped for it)."""
+    return [name for name in settings["corpora"] if lang not in settings["skip"].get(name, ())]
 
 
 SOURCE = Opus()
