@@ -8,7 +8,14 @@ CORES ?= 2
 SNAKEMAKE := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake
 DEMO_CONFIG := resources/demo/config.yaml
 
-.PHONY: setup system-deps demo test lint clean-demo
+.PHONY: help setup system-deps demo test test-fast lint clean-demo
+
+help:
+	@echo "make demo       the whole DAG on the embedded demo data (about 10 minutes on 2 cores)"
+	@echo "make test       lint and every test, as CI runs them (under an hour on 2 cores)"
+	@echo "make test-fast  the developer's loop: unit tests without workflow runs, builds or kills (about a minute)"
+	@echo "make lint       ruff, snakefmt and snakemake --lint"
+	@echo "make clean-demo remove results/, logs/ and .snakemake/ of a demo run"
 
 setup: $(VENV)/.installed
 
@@ -37,6 +44,10 @@ system-deps:
 
 test: setup system-deps lint
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
+
+# Markers are declared in pyproject.toml: `workflow` runs Snakemake, `slow` builds or kills.
+test-fast: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m "not workflow and not cluster and not slow"
 
 clean-demo:
 	rm -rf results logs .snakemake

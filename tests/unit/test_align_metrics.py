@@ -7,11 +7,11 @@ import itertools
 from pathlib import Path
 
 import pytest
+from support import SHARED
 
 from xlsent.align.links import SentencePair
 from xlsent.align.metrics import GoldPair, aer, diagonal_baseline, diagonal_link, read_gold
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 GOLD = SHARED / "gold-align"
 HEADER = "line\ten_tokens\txx_tokens\tsure\tpossible\n"
 

@@ -20,6 +20,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support import ROOT
 
 from xlsent.bisent2vec import Bisent2vecError
 from xlsent.bisent2vec.build import build, run_ctest
@@ -31,7 +32,6 @@ from xlsent.io import read_json
 from xlsent.tables import COLUMNS
 from xlsent.tokenize import WORDS_SCHEMA, word_tokenizer
 
-ROOT = Path(__file__).resolve().parents[2]
 L10N = ROOT.parent / "shared" / "data" / "l10n"
 BUILD = ROOT / "build" / "bisent2vec"
 needs_l10n = pytest.mark.skipif(not L10N.is_dir(), reason=f"the l10n corpus is not at {L10N}")

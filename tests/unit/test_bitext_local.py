@@ -6,11 +6,12 @@ import gzip
 from pathlib import Path
 
 import pytest
+from support import SHARED
 
 from xlsent.corpus import local
 from xlsent.corpus.bitext import CorpusError, moses_files
 
-L10N = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "l10n"
+L10N = SHARED / "l10n"
 
 # Real en-kk pairs (the first lines of the shared l10n corpus), so these tests need no ../shared.
 EN = [

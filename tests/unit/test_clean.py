@@ -14,12 +14,13 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from support import SHARED
 
 from xlsent.corpus import local
 from xlsent.corpus.bitext import Bitext, CorpusError, moses_files
 from xlsent.corpus.clean import CORPUS_SCHEMA, FILTERS, CleanConfig, clean
 
-L10N = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "l10n"
+L10N = SHARED / "l10n"
 
 # l10n.de-en lines 11, 13, 16, 23, 59, 62, 65, 73, 87, 99, 106, 131: 5-8 words a side,
 # xx/en character ratios 0.94-1.43, so none is near a filter.

@@ -17,11 +17,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from support import ROOT
 
 from xlsent.cli import STAGES, build_parser, main
 from xlsent.tables import COLUMNS, load_results, write_results
 
-ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "workflow" / "rules"
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 

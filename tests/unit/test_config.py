@@ -2,6 +2,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import ROOT
 
 from xlsent import languages
 from xlsent.config import (
@@ -18,7 +19,6 @@ from xlsent.config import (
     validate,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 

@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from support import ROOT, SHARED
 
 from xlsent.download import DownloadError, download, part_path, sidecar_path
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 PATH = "/data/l10n.en-kk.kk.gz"
 
 
@@ -24,7 +24,7 @@ def _payload() -> bytes:
     shared = SHARED / "l10n" / "l10n.en-kk.kk.gz"
     if shared.is_file():
         return shared.read_bytes()
-    return (Path(__file__).resolve().parents[2] / "src" / "xlsent" / "languages.py").read_bytes()
+    return (ROOT / "src" / "xlsent" / "languages.py").read_bytes()
 
 
 @dataclass

@@ -9,6 +9,7 @@ from itertools import islice
 from pathlib import Path
 
 import pytest
+from support import ROOT, SHARED
 
 from xlsent.corpus.bitext import CorpusError
 from xlsent.corpus.opus import (
@@ -23,9 +24,7 @@ from xlsent.corpus.opus import (
 from xlsent.download import DownloadError, sidecar_path
 from xlsent.languages import GROUPS
 
-ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "resources" / "opus.yaml"
-SHARED = ROOT.parent / "shared" / "data"
 L10N = SHARED / "l10n"
 
 README = b"This is a Moses-format download from OPUS.\n"

@@ -13,13 +13,14 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from support import SHARED
 
 from xlsent.corpus.bitext import CorpusError
 from xlsent.corpus.clean import CORPUS_SCHEMA
 from xlsent.corpus.sample import SampleConfig, sample, split_sizes
 from xlsent.io import parquet_writer
 
-L10N = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "l10n"
+L10N = SHARED / "l10n"
 
 # Real en-kk pairs (l10n.en-kk lines 2, 7, 9, 10, 11), copied so most tests need no ../shared.
 PAIRS = [

@@ -5,10 +5,10 @@ the programs have exactly the schema's keys, less what their program does not ta
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 import yaml
+from support import ROOT
 
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
 from xlsent.config import NOT_PROGRAM_SETTINGS, program_settings
@@ -17,9 +17,7 @@ from xlsent.corpus.sample import SampleConfig
 from xlsent.models.encoder import SHAPE_KEYS
 from xlsent.train.loop import TrainSettings
 
-SCHEMA = yaml.safe_load(
-    (Path(__file__).resolve().parents[2] / "workflow/schemas/config.schema.yaml").read_text()
-)["properties"]
+SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())["properties"]
 
 
 def _defaults(properties: dict) -> dict:

@@ -18,13 +18,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from support import ROOT
 
 from xlsent.cli import build_parser, main
 from xlsent.corpus import clean as cleaning
 from xlsent.corpus.bitext import Bitext, in_memory
 from xlsent.corpus.sources import SOURCES, Shipped, Source
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
 CORPUS = SCHEMA["properties"]["corpus"]["properties"]
 

@@ -10,14 +10,14 @@ import gzip
 import itertools
 import random
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from support import SHARED
 
 from xlsent.align.links import SentencePair
 from xlsent.align.statistical import EflomalAligner, model_word, score_links
 
-L10N = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "l10n"
+L10N = SHARED / "l10n"
 
 
 def _synthetic(n: int, seed: int) -> tuple[list[SentencePair], list[set[tuple[int, int]]]]:

@@ -4,10 +4,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from support import SHARED
 
 from xlsent.evaluate.tatoeba import TatoebaError, evaluate, fetch, read_pairs, tatoeba_files
 
-TATOEBA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tatoeba" / "v1"
+TATOEBA = SHARED / "tatoeba" / "v1"
 needs_tatoeba = pytest.mark.skipif(
     not TATOEBA.is_dir(), reason=f"the LASER Tatoeba files are not at {TATOEBA}"
 )

@@ -8,7 +8,7 @@ import math
 import polars as pl
 import pytest
 import torch
-from conftest import copy_tree, demo_config, planned_jobs, snakemake, write_config
+from support import copy_tree, demo_config, planned_jobs, snakemake, write_config
 from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
 
 from xlsent.align.shards import iter_shards

@@ -7,7 +7,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import copy_tree, demo_config, planned_jobs, snakemake, write_config
+from support import copy_tree, demo_config, planned_jobs, snakemake, write_config
 from transformers import AutoModel
 
 from xlsent import languages

@@ -11,7 +11,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import SHARED, demo_config, snakemake, write_config
+from support import SHARED, demo_config, snakemake, write_config
 
 pytestmark = [
     pytest.mark.workflow,

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import (
+from support import (
     ROOT,
     SHARED,
     copy_tree,

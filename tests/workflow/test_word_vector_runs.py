@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import demo_config, planned_jobs, snakemake, write_config
+from support import demo_config, planned_jobs, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 

@@ -1,0 +1,100 @@
+"""Helpers the tests share: paths of the checkout, and running the real Snakemake workflow.
+
+Plain functions and constants only; fixtures live in the conftest.py of their directory.
+`[tool.pytest.ini_options] pythonpath` puts tests/ on sys.path, so every test module can
+`from support import ...`.
+
+A workflow run works in its own directory (`--directory`), with the repository's Snakefile
+and a config file written there, so `results/` and `logs/` of the checkout are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+DEMO_CONFIG = ROOT / "resources" / "demo" / "config.yaml"
+
+
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    """The command line of Snakemake on the repository's workflow in `workdir`."""
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(ROOT / "Snakefile"),
+        "--directory",
+        str(workdir),
+        *args,
+    ]
+
+
+def snakemake_env(**extra: str) -> dict[str, str]:
+    """The environment of a Snakemake run: the venv's commands (xlsent) first on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return dict(os.environ, PATH=path, **extra)
+
+
+def snakemake(
+    workdir: Path,
+    *args: str,
+    timeout: float = 1800,
+    should_fail: bool | None = False,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's workflow in `workdir`; fail the test with its output
+    if it fails (or, with `should_fail`, if it does not; None: either is fine)."""
+    proc = subprocess.run(
+        snakemake_command(workdir, *args),
+        capture_output=True,
+        text=True,
+        env=env or snakemake_env(),
+        timeout=timeout,
+    )
+    if should_fail is not None and (proc.returncode != 0) != should_fail:
+        outcome = "succeeded" if should_fail else "failed"
+        pytest.fail(
+            f"snakemake {' '.join(args)} {outcome}:\n{proc.stdout[-5000:]}\n{proc.stderr[-5000:]}"
+        )
+    return proc
+
+
+def planned_jobs(workdir: Path, configfile: Path, *targets: str) -> dict[str, int]:
+    """The jobs a dry run would execute, as {rule: count} (empty: nothing to do)."""
+    # Targets first: --configfile takes several values and would swallow them.
+    out = snakemake(workdir, *targets, "--dry-run", "--configfile", str(configfile)).stdout
+    if "Nothing to be done" in out:
+        return {}
+    stats = out.split("Job stats:")[1]
+    return {
+        rule: int(count)
+        for rule, count in re.findall(r"^(\w+)\s+(\d+)$", stats, flags=re.MULTILINE)
+        if rule != "total"
+    }
+
+
+def write_config(path: Path, config: dict) -> Path:
+    """`config` written as YAML to `path` (keys in their order); returns `path`."""
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def demo_config() -> dict:
+    """A fresh copy of the embedded demo's config (resources/demo/config.yaml)."""
+    return yaml.safe_load(DEMO_CONFIG.read_text())
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """A copy of a finished run (results, logs, .snakemake metadata) for a test to change."""
+    shutil.copytree(src, dst, symlinks=True)
+    return dst
