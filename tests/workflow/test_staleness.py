@@ -211,7 +211,7 @@ def test_status_says_what_reruns_and_why(demo_run, tmp_path):
     changed = write_config(tmp_path / "changed.yaml", config)
     out = _status(workdir, changed).splitlines()
     assert out[0].startswith("The next run redoes")
-    assert "  train (run=dap, seed=42): settings changed: rtl_weight: 0.1 → 0.25" in out
+    assert "  train (run=dap, seed=42): settings changed: rtl_weight: 0.8 → 0.25" in out
     assert (
         "  eval_tatoeba (run=dap, seed=42): an input is rebuilt: results/models/dap/seed42" in out
     )
