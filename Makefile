@@ -8,13 +8,14 @@ CORES ?= 2
 SNAKEMAKE := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/snakemake
 DEMO_CONFIG := resources/demo/config.yaml
 
-.PHONY: help setup system-deps demo test test-fast lint clean-demo
+.PHONY: help setup system-deps demo test test-fast lint docs clean-demo
 
 help:
 	@echo "make demo       the whole DAG on the embedded demo data (about 10 minutes on 2 cores)"
 	@echo "make test       lint and every test, as CI runs them (under an hour on 2 cores)"
 	@echo "make test-fast  the developer's loop: unit tests without workflow runs, builds or kills (about a minute)"
 	@echo "make lint       ruff, snakefmt and snakemake --lint"
+	@echo "make docs       regenerate the tables of docs/ from the rules and the schema"
 	@echo "make clean-demo remove results/, logs/ and .snakemake/ of a demo run"
 
 setup: $(VENV)/.installed
@@ -48,6 +49,9 @@ test: setup system-deps lint
 # Markers are declared in pyproject.toml: `workflow` runs Snakemake, `slow` builds or kills.
 test-fast: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m "not workflow and not cluster and not slow"
+
+docs: setup
+	$(BIN)/python -m xlsent.docs
 
 clean-demo:
 	rm -rf results logs .snakemake

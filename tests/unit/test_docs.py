@@ -1,0 +1,88 @@
+"""The documentation agrees with the code: generated tables are current, every rule is in the
+resource table, and every relative link and anchor of README.md and docs/ resolves."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from support import ROOT, snakemake_command
+
+from xlsent import docs
+
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lowercase, punctuation dropped, spaces to hyphens."""
+    anchors = set()
+    for line in path.read_text().splitlines():
+        if line.startswith("#") and not line.startswith("#!"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+def test_generated_tables_are_current(capsys):
+    assert docs.main(["--check"]) == 0, capsys.readouterr().err
+
+
+def test_a_stale_table_is_named(tmp_path, monkeypatch):
+    doc = tmp_path / "docs" / "cluster.md"
+    doc.parent.mkdir()
+    doc.write_text("# x\n\n<!-- generated: rules -->\n| old |\n<!-- end generated -->\ntail\n")
+    (tmp_path / "docs" / "configuration.md").write_text(
+        f"<!-- generated: config -->\n{docs.config_reference()}\n<!-- end generated -->\n"
+    )
+    monkeypatch.setattr(docs, "ROOT", tmp_path)
+    assert docs.main(["--check"]) == 1
+    assert docs.main([]) == 0
+    text = doc.read_text()
+    assert "| `train` | train.smk |" in text and "| old |" not in text
+    assert text.endswith("<!-- end generated -->\ntail\n")
+
+
+def test_the_rule_table_lists_every_rule_snakemake_knows(tmp_path):
+    listed = subprocess.run(
+        snakemake_command(tmp_path, "--configfile", str(ROOT / "config.yaml"), "--list-rules"),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    table = docs.rule_table()
+    documented = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+    # `all` is the target list, not a job anyone sizes.
+    assert documented == set(listed) - {"all"}
+    # Values as declared: the training job's memory grows with the attempt.
+    assert "| `train` | train.smk | (computed) | (computed) | 32000 × attempt |" in table
+
+
+def test_every_key_of_the_schema_is_in_the_reference():
+    reference = docs.config_reference()
+    for key in ("corpus.per_source_cap", "train.negatives", "train.rtl_weight", "bisent2vec.t"):
+        assert f"| `{key}` |" in reference
+    assert "| `train.rtl_weight` | `0.8` |" in reference
+
+
+def test_links_and_anchors_resolve():
+    broken = []
+    for doc in DOCUMENTS:
+        for target in LINK.findall(doc.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (doc.parent / path).resolve() if path else doc
+            if not resolved.exists():
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such file)")
+            elif anchor and anchor not in _anchors(resolved):
+                broken.append(f"{doc.relative_to(ROOT)}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_readme_stays_a_page_with_the_newcomer_commands():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 100
+    quick = readme.index("make demo")
+    assert quick < readme.index("make test") < 1500
