@@ -14,60 +14,66 @@ Each pair is dropped by the first filter that rejects it, in this order, and cou
    characters per word (Chinese vs. German); the median is measured, not assumed.
 7. `duplicate`: an exact repeat of an earlier (en, xx) pair.
 
-Filters 1–5 look at one pair; 6–7 need the whole corpus, so cleaning makes two passes: the
-first streams the bitexts in batches (vectorised with polars) to a temporary Parquet file
-with a 64-bit hash and the log length ratio of each pair, the second keeps the first
-occurrence of each hash inside the ratio band. Memory is bounded by those two numbers per
-pair, never by the text.
+Filters 1–5 look at one pair; 6–7 need the whole corpus, so cleaning makes passes over a
+scratch directory beside the output (removed at the end):
+
+1. The bitexts are read in blocks (`xlsent.corpus.lines`), with facts about each line's
+   bytes computed by numpy on the way, and filtered a batch at a time
+   (`xlsent.corpus.pair_filters`: polars string kernels where the facts do not settle a
+   pair). The survivors go to an Arrow file, their 64-bit hashes and log length ratios to
+   files of their own, and the ratios into the histogram of an exact streaming median
+   (`xlsent.corpus.median`).
+2. One pass over the ratios refines the median's middle bins; the pairs inside the ratio
+   band go, as (hash, position), to partition files by hash (`xlsent.corpus.dedup`), each of
+   which yields the positions of its repeats.
+3. The survivors are read back in order and written, less the pairs outside the band and
+   the repeats, numbered from 0.
+
+The output is the same, row for row, as that of a pair-by-pair loop over the filters as
+written above (tests/unit/test_clean.py holds the before's numbers for the real corpus).
+Memory does not grow with the corpus: the blocks being read (16 MiB a side), a batch of at
+most `batch_size` pairs, a partition chunk of 2M (hash, position) rows with its hash table,
+the median's 2^17 counts, a read buffer per partition: about 150 MB above the interpreter's
+for any corpus of up to 537M pairs per language (2M and 20M pairs: the same peak, see
+benchmarks/sampling.py). The scratch directory holds the surviving text uncompressed (about
+the size of the input) and 16 bytes a surviving pair.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import shutil
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow.compute as pc
 from tqdm import tqdm
 
 from xlsent import languages
+from xlsent.corpus import pair_filters
 from xlsent.corpus.bitext import Bitext, CorpusError
+from xlsent.corpus.dedup import Duplicates
+from xlsent.corpus.median import StreamingMedian
 from xlsent.faults import kill_point
-from xlsent.io import ParquetWriter, parquet_writer
+from xlsent.io import OutputError, describe_os_error, parquet_writer
 
 log = logging.getLogger(__name__)
 
-FILTERS = (
-    "invalid_utf8",
-    "empty",
-    "url_or_email",
-    "too_short",
-    "identical",
-    "length_ratio",
-    "duplicate",
-)
+FILTERS = (*pair_filters.FILTERS, "length_ratio", "duplicate")
 CORPUS_SCHEMA = pa.schema(
     [("id", pa.int64()), ("en", pa.string()), ("xx", pa.string()), ("source", pa.string())]
 )
-_PASS1_SCHEMA = pa.schema(
-    [
-        ("en", pa.string()),
-        ("xx", pa.string()),
-        ("source", pa.string()),
-        ("hash", pa.uint64()),
-        ("logratio", pa.float32()),
-    ]
+# As polars exports text (large_string): no conversion on the way to the scratch file.
+_TEXT_SCHEMA = pa.schema(
+    [("en", pa.large_string()), ("xx", pa.large_string()), ("source", pa.large_string())]
 )
-# Control characters (C0, DEL, C1) and the byte-order mark; not format characters in
-# general: ZWJ/ZWNJ carry meaning in Persian and Indic scripts.
-_CONTROL = r"[\p{Cc}\x{FEFF}]"
-_URL_OR_EMAIL = r"(?i)(?:\b(?:https?|ftp)://|\bwww\.)\S+|[\w.+-]+@[\w-]+\.[\w.-]*\w"
 _EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
 
 
@@ -78,79 +84,6 @@ class CleanConfig:
     batch_size: int = 100_000
 
 
-def _batches(
-    bitexts: Iterable[Bitext], size: int
-) -> Iterator[tuple[Bitext, list[int], list[bytes], list[bytes]]]:
-    for bitext in bitexts:
-        linenos: list[int] = []
-        en: list[bytes] = []
-        xx: list[bytes] = []
-        for lineno, a, b in bitext.lines():
-            linenos.append(lineno)
-            en.append(a)
-            xx.append(b)
-            if len(en) == size:
-                yield bitext, linenos, en, xx
-                linenos, en, xx = [], [], []
-        if en:
-            yield bitext, linenos, en, xx
-
-
-def _text(lines: list[bytes]) -> pl.Series:
-    """The lines as text, null where a line is not valid UTF-8 (the `invalid_utf8` filter)."""
-    try:
-        return pl.Series(lines, dtype=pl.Binary).cast(pl.String, strict=False)
-    except pl.exceptions.PolarsError:
-        # Polars raises on invalid UTF-8 even with strict=False, which would stop cleaning at
-        # the first bad line instead of counting it: decode such a batch line by line.
-        return pl.Series([_decode(line) for line in lines], dtype=pl.String)
-
-
-def _decode(line: bytes) -> str | None:
-    try:
-        return line.decode()
-    except UnicodeDecodeError:
-        return None
-
-
-def _token_count(col: pl.Expr, unspaced: bool) -> pl.Expr:
-    return col.str.count_matches(r"\S" if unspaced else r"\S+")
-
-
-def _normalise(col: pl.Expr) -> pl.Expr:
-    return col.str.replace_all(_CONTROL, " ").str.replace_all(r"\s+", " ").str.strip_chars()
-
-
-def _first_filter(frame: pl.DataFrame, lang: str, cfg: CleanConfig) -> pl.DataFrame:
-    """Add `reason` (the first per-pair filter that drops the row, or null) to a raw batch."""
-    unspaced = languages.get(lang).unspaced
-    en, xx = pl.col("en"), pl.col("xx")
-
-    def letters(col: pl.Expr) -> pl.Expr:
-        return col.str.to_lowercase().str.replace_all(r"[\W\d_]+", "")
-
-    return frame.with_columns(
-        control=en.str.contains(_CONTROL) | xx.str.contains(_CONTROL),
-        en=_normalise(en),
-        xx=_normalise(xx),
-    ).with_columns(
-        reason=pl.when(en.is_null() | xx.is_null())
-        .then(pl.lit("invalid_utf8"))
-        .when((en == "") | (xx == ""))
-        .then(pl.lit("empty"))
-        .when(en.str.contains(_URL_OR_EMAIL) | xx.str.contains(_URL_OR_EMAIL))
-        .then(pl.lit("url_or_email"))
-        .when(
-            (_token_count(en, False) < cfg.min_tokens)
-            | (_token_count(xx, unspaced) < cfg.min_tokens)
-        )
-        .then(pl.lit("too_short"))
-        .when(letters(en) == letters(xx))
-        .then(pl.lit("identical"))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
-
-
 def clean(
     bitexts: list[Bitext],
     lang: str,
@@ -159,15 +92,18 @@ def clean(
 ) -> dict:
     """Clean `bitexts` of English–`lang` into `out_path` (Parquet); return the statistics."""
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)  # the first pass writes beside it
-    pass1_path = out_path.with_name(f".{out_path.name}.pass1")
-    try:
-        stats = _first_pass(bitexts, lang, pass1_path, out_path, cfg)
-        keep, ratio_dropped, dup_dropped, median = _corpus_filters(pass1_path, cfg)
-        stats["dropped"]["length_ratio"] = ratio_dropped
-        stats["dropped"]["duplicate"] = dup_dropped
-        stats["median_length_ratio"] = median
-        stats["kept"] = int(keep.sum())
+    with _scratch(out_path) as scratch:
+        survivors = _Survivors(scratch)
+        with survivors.writer(out_path) as write:
+            stats = _first_pass(bitexts, lang, write, cfg)
+        median = survivors.histogram.median(lambda: survivors.read(survivors.ratios))
+        band = _Band(median, cfg.max_length_ratio)
+        with _naming(out_path):
+            duplicates = _duplicates(survivors, band, scratch)
+        stats["dropped"]["length_ratio"] = band.outside
+        stats["dropped"]["duplicate"] = duplicates.count
+        stats["median_length_ratio"] = None if median is None else round(math.exp(median), 4)
+        stats["kept"] = survivors.histogram.count - band.outside - duplicates.count
         if stats["kept"] == 0:
             origins = ", ".join(s["origin"] for s in stats["sources"].values()) or "no source"
             raise CorpusError(
@@ -175,64 +111,138 @@ def clean(
                 f"dropped {stats['dropped']}). Check that the files hold {lang}-English text, "
                 "loosen corpus.clean (e.g. min_tokens), or remove the language from `languages`."
             )
-        for name, count in _write_kept(pass1_path, keep, out_path, cfg.batch_size).items():
+        for name, count in _write_kept(survivors, band, duplicates, out_path).items():
             stats["sources"][name]["kept"] = count
-    finally:
-        pass1_path.unlink(missing_ok=True)
     return stats
 
 
+@contextlib.contextmanager
+def _scratch(out_path: Path) -> Iterator[Path]:
+    """A scratch directory beside `out_path` for the passes, removed at the end (and at the
+    start, if a killed run left one)."""
+    scratch = out_path.with_name(f".{out_path.name}.pass1")
+    with _naming(out_path):
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        _remove(scratch)
+        scratch.mkdir()
+    try:
+        yield scratch
+    finally:
+        _remove(scratch)
+
+
+@contextlib.contextmanager
+def _naming(out_path: Path) -> Iterator[None]:
+    """Around writes to the scratch directory: a failure the user can fix (a full disk, a file
+    size limit) names `out_path`, whose directory the scratch files are in."""
+    try:
+        yield
+    except OSError as err:
+        fix = describe_os_error(err, out_path)
+        if fix is None:
+            raise
+        raise OutputError(f"cannot write {out_path}: {fix}", out_path) from err
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)  # the first pass's file of an earlier version
+
+
+class _Survivors:
+    """The pairs that pass the per-pair filters, in the scratch directory: their text (an Arrow
+    file, a record batch per batch read) and, each in a file of its own so that the corpus
+    filters read them without the text, their hashes and log length ratios; and the
+    histogram of the ratios for their median."""
+
+    CHUNK = 1 << 20  # hashes or ratios read at a time
+
+    def __init__(self, scratch: Path):
+        self.text = scratch / "text.arrow"
+        self.hashes = scratch / "hashes.u64"
+        self.ratios = scratch / "logratios.f32"
+        self.histogram = StreamingMedian()  # of the log length ratios
+
+    @contextlib.contextmanager
+    def writer(self, out_path: Path) -> Iterator[Callable[[pl.DataFrame], None]]:
+        """A function that appends a frame of (en, xx, source, hash, logratio); its failures
+        name `out_path`."""
+        with contextlib.ExitStack() as files:
+            with _naming(out_path):
+                text = files.enter_context(pa.ipc.new_file(str(self.text), _TEXT_SCHEMA))
+                hashes = files.enter_context(open(self.hashes, "wb"))
+                ratios = files.enter_context(open(self.ratios, "wb"))
+
+            def write(frame: pl.DataFrame) -> None:
+                logratio = frame["logratio"].to_numpy()
+                self.histogram.add(logratio)
+                with _naming(out_path):
+                    text.write_table(
+                        frame.select("en", "xx", "source").to_arrow().cast(_TEXT_SCHEMA)
+                    )
+                    frame["hash"].to_numpy().astype("<u8").tofile(hashes)
+                    logratio.astype("<f4").tofile(ratios)
+
+            try:
+                yield write
+            except BaseException:
+                with contextlib.suppress(OSError):  # what failed first is the news
+                    files.close()
+                raise
+            with _naming(out_path):
+                files.close()
+
+    def read(self, path: Path, count: int = CHUNK) -> Iterator[np.ndarray]:
+        """The hashes or the ratios, `count` at a time."""
+        dtype = "<u8" if path == self.hashes else "<f4"
+        with open(path, "rb") as source:
+            while len(values := np.fromfile(source, dtype=dtype, count=count)):
+                yield values
+
+    def batches(self) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
+        """The text, a batch at a time, with the log length ratios of its rows."""
+        # Read, not memory-mapped: mapped pages would count as this process's memory.
+        with pa.OSFile(str(self.text)) as source, open(self.ratios, "rb") as ratios:
+            reader = pa.ipc.open_file(source)
+            for i in range(reader.num_record_batches):
+                batch = reader.get_batch(i)
+                yield batch, np.fromfile(ratios, dtype="<f4", count=batch.num_rows)
+
+
 def _first_pass(
-    bitexts: list[Bitext], lang: str, pass1_path: Path, out_path: Path, cfg: CleanConfig
+    bitexts: list[Bitext], lang: str, write: Callable[[pl.DataFrame], None], cfg: CleanConfig
 ) -> dict:
-    """Per-pair filters; survivors go to `pass1_path` with their hash and log length ratio."""
+    """Per-pair filters; the survivors are written with their hash and log length ratio."""
+    unspaced = languages.get(lang).unspaced
     dropped = dict.fromkeys(FILTERS, 0)
     examples: dict[str, list[str]] = {}
     sources: dict[str, dict] = {}
     for bitext in bitexts:  # up front, so that a source with no line or no survivor is listed
         sources.setdefault(bitext.corpus, {"origin": bitext.origin, "read": 0, "kept": 0})
     control = 0
-    writer = ParquetWriter(out_path, pass1_path, _PASS1_SCHEMA)  # failures name the output
-    try:
-        with tqdm(desc=f"clean {lang}", unit=" pairs", unit_scale=True, mininterval=5) as bar:
-            for bitext, linenos, en, xx in _batches(bitexts, cfg.batch_size):
-                frame = _first_filter(
-                    pl.DataFrame(
-                        {
-                            "lineno": linenos,
-                            "en": _text(en),
-                            "xx": _text(xx),
-                        }
-                    ),
-                    lang,
-                    cfg,
-                )
-                control += int(frame["control"].sum())
-                source = sources[bitext.corpus]
-                source["read"] += frame.height
-                rejected = frame.filter(pl.col("reason").is_not_null())
-                for reason, lineno in rejected.select("reason", "lineno").iter_rows():
-                    dropped[reason] += 1
-                    if reason == "invalid_utf8":
-                        log.warning("%s line %d is not valid UTF-8; skipped", bitext.origin, lineno)
-                    seen = examples.setdefault(reason, [])
-                    if len(seen) < _EXAMPLES:
-                        seen.append(f"{bitext.origin}:{lineno}")
-                kept = frame.filter(pl.col("reason").is_null()).select(
-                    "en",
-                    "xx",
-                    source=pl.lit(bitext.corpus),
-                    hash=pl.struct("en", "xx").hash(seed=0),
-                    logratio=(
-                        (pl.col("xx").str.len_chars() + 1) / (pl.col("en").str.len_chars() + 1)
+    with tqdm(desc=f"clean {lang}", unit=" pairs", unit_scale=True, mininterval=5) as bar:
+        for bitext in bitexts:
+            for first, en, xx in bitext.batches(cfg.batch_size, pair_filters.line_facts):
+                batch = pair_filters.filter_pairs(en, xx, unspaced, cfg.min_tokens)
+                control += int(batch.control.sum())
+                sources[bitext.corpus]["read"] += len(batch.reason)
+                _account(batch.reason, first, bitext.origin, dropped, examples)
+                kept = np.flatnonzero(batch.reason == 0)
+                survivors = pl.DataFrame({"en": batch.en.gather(kept), "xx": batch.xx.gather(kept)})
+                write(
+                    survivors.with_columns(
+                        source=pl.lit(bitext.corpus),
+                        hash=pl.struct("en", "xx").hash(seed=0),
+                        logratio=(
+                            (pl.col("xx").str.len_chars() + 1) / (pl.col("en").str.len_chars() + 1)
+                        )
+                        .log()
+                        .cast(pl.Float32),
                     )
-                    .log()
-                    .cast(pl.Float32),
                 )
-                writer.write_table(kept.to_arrow().cast(_PASS1_SCHEMA))
-                bar.update(frame.height)
-    finally:
-        writer.close()
+                bar.update(len(batch.reason))
     return {
         "lang": lang,
         "read": sum(s["read"] for s in sources.values()),
@@ -245,41 +255,79 @@ def _first_pass(
     }
 
 
-def _corpus_filters(
-    pass1_path: Path, cfg: CleanConfig
-) -> tuple[np.ndarray, int, int, float | None]:
-    """The keep-mask of the corpus-level filters (length ratio, then duplicates)."""
-    table = pq.read_table(pass1_path, columns=["hash", "logratio"])
-    hashes = table["hash"].to_numpy()
-    logratio = table["logratio"].to_numpy()
-    if len(hashes) == 0:
-        return np.zeros(0, dtype=bool), 0, 0, None
-    median = float(np.median(logratio))
-    in_band = np.abs(logratio - median) <= math.log(cfg.max_length_ratio)
-    candidates = np.flatnonzero(in_band)
-    _, first = np.unique(hashes[candidates], return_index=True)
-    keep = np.zeros(len(hashes), dtype=bool)
-    keep[candidates[first]] = True
-    ratio_dropped = int((~in_band).sum())
-    return keep, ratio_dropped, int(in_band.sum() - keep.sum()), round(math.exp(median), 4)
+def _duplicates(survivors: _Survivors, band: _Band, scratch: Path) -> Duplicates:
+    """The repeats among the survivors inside the ratio band (counting those outside it)."""
+    duplicates = Duplicates(scratch, survivors.histogram.count)
+    position = 0
+    hashes, ratios = survivors.read(survivors.hashes), survivors.read(survivors.ratios)
+    for chunk, logratios in zip(hashes, ratios, strict=True):
+        rows = np.flatnonzero(band.holds(logratios))
+        duplicates.add(chunk[rows], position + rows)
+        position += len(chunk)
+    duplicates.find()
+    return duplicates
+
+
+def _account(
+    reason: np.ndarray, first: int, origin: str, dropped: dict, examples: dict[str, list[str]]
+) -> None:
+    """Count a batch's dropped pairs per filter, and keep the first locations of each."""
+    counts = np.bincount(reason, minlength=len(pair_filters.FILTERS) + 1)
+    # Filters in the order of their first drop, as a pair-by-pair loop would meet them.
+    hits = sorted((int(np.argmax(reason == code)), code) for code in np.flatnonzero(counts[1:]) + 1)
+    for _, code in hits:
+        name = pair_filters.FILTERS[code - 1]
+        dropped[name] += int(counts[code])
+        rows = np.flatnonzero(reason == code)
+        if name == "invalid_utf8":
+            for row in rows:
+                log.warning("%s line %d is not valid UTF-8; skipped", origin, first + row)
+        seen = examples.setdefault(name, [])
+        seen.extend(f"{origin}:{first + row}" for row in rows[: _EXAMPLES - len(seen)])
+
+
+class _Band:
+    """The pairs whose log length ratio is within log(max_ratio) of the median's; counts the
+    others."""
+
+    def __init__(self, median: np.float32 | None, max_ratio: float):
+        self._median = None if median is None else float(median)
+        self._radius = math.log(max_ratio)
+        self.outside = 0
+
+    def holds(self, logratio: np.ndarray, count: bool = True) -> np.ndarray:
+        if self._median is None:  # no pair survived the per-pair filters
+            return np.zeros(len(logratio), dtype=bool)
+        inside = np.abs(logratio - self._median) <= self._radius
+        if count:
+            self.outside += int((~inside).sum())
+        return inside
 
 
 def _write_kept(
-    pass1_path: Path, keep: np.ndarray, out_path: Path, batch_size: int
+    survivors: _Survivors, band: _Band, duplicates: Duplicates, out_path: Path
 ) -> Counter[str]:
     """Stream the kept rows of the first pass to the final file, numbering them from 0."""
     per_source: Counter[str] = Counter()
     start = 0
     with parquet_writer(out_path, CORPUS_SCHEMA) as writer:
-        # Without pre_buffer: it reads ahead across row groups, so memory would grow with the file.
-        for batch in pq.ParquetFile(pass1_path, pre_buffer=False).iter_batches(
-            batch_size=batch_size, columns=["en", "xx", "source"]
-        ):
-            rows = pl.from_arrow(batch).filter(pl.Series(keep[start : start + batch.num_rows]))
+        for batch, logratios in survivors.batches():
+            keep = band.holds(logratios, count=False)
+            keep[duplicates.below(start + batch.num_rows) - start] = False
             start += batch.num_rows
-            first_id = sum(per_source.values())
-            rows = rows.with_row_index("id", offset=first_id).cast({"id": pl.Int64})
-            per_source.update(dict(rows["source"].value_counts().iter_rows()))
-            writer.write_table(rows.to_arrow().cast(CORPUS_SCHEMA))
+            rows = batch.filter(_arrow_bools(keep))
+            kept = sum(per_source.values())
+            ids = np.arange(kept, kept + rows.num_rows, dtype=np.int64)
+            counts = pc.value_counts(rows.column("source")).to_pylist()
+            per_source.update({count["values"]: count["counts"] for count in counts})
+            id_column = pa.Array.from_buffers(pa.int64(), len(ids), [None, pa.py_buffer(ids)])
+            text = [rows.column(name).cast(pa.string()) for name in ("en", "xx", "source")]
+            writer.write_table(pa.Table.from_arrays([id_column, *text], schema=CORPUS_SCHEMA))
             kill_point("clean")
     return per_source
+
+
+def _arrow_bools(values: np.ndarray) -> pa.Array:
+    """A numpy bool array as Arrow (packed into bits; `pa.array` would import pandas)."""
+    packed = np.packbits(values, bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])
