@@ -9,9 +9,14 @@ tokens, vocabulary threshold, dim, epochs, lr, neg, t and threads for both train
 - the per-update ratio: Bi-Sent2vec makes two updates per target word kept by subsampling
   (monolingual + cross-lingual, each over a whole sentence), CBOW one (over a window):
   updates/s/thread, ours counted, CBOW's expected from its vocabulary counts;
-- peak RSS of each training process (fastText's is a Python process) and the 1 -> 2 thread
-  scaling of total words/s. Each speed setting runs `--repeats` times; the fastest counts
-  (other load on the machine only ever slows a run down);
+- peak RSS of each training process (fastText's is a Python process) and the scaling of
+  total words/s from 1 thread to each of `--speed-threads` (default 1 2), of the whole
+  call ("wall", which has serial parts: reading the vocabulary, writing the vectors) and of
+  our training loop alone ("loop"). Each speed setting runs `--repeats` times; the fastest
+  counts (other load on the machine only ever slows a run down);
+- the machine's ceiling for that scaling: N single-thread trainings of ours at once, as N
+  processes that share nothing (`independent`: their mean loop words/s over one alone).
+  Threads that scale below it lose time to what they share; ones at it, to nothing;
 - words per CPU-second (user + system time of all threads: ours of the training loop,
   CBOW's of the whole `train_unsupervised` call), which other processes competing for the
   cores do not dilute as they do wall-clock speed.
@@ -29,8 +34,10 @@ divide the input gradient by the context size as Bi-Sent2vec does, so the same n
 step several times larger for it, and at 0.2 it diverges (BLI P@1 falls to about 4 %).
 
     .venv/bin/python benchmarks/bisent2vec.py [--pairs 50000] [--langs de kk te]
+    .venv/bin/python benchmarks/bisent2vec.py --langs --binary OTHER/bisent2vec  # speed of
+        # another build (e.g. an older commit's) beside fastText, with the same command
 
-Prints tables and writes benchmarks/out/bisent2vec.json (git-ignored).
+Prints tables and writes benchmarks/out/bisent2vec.json (git-ignored; `--out` elsewhere).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import argparse
 import dataclasses
 import gzip
 import json
+import subprocess
 import sys
 import tempfile
 from itertools import islice
@@ -94,10 +102,38 @@ def cbow_in_process(words: Path, out: Path, lang: str, settings, threads: int) -
     return read_json(out / STATS_FILE)
 
 
-def speed(binary: Path, words: Path, pairs: Path, work: Path, settings, repeats: int) -> list[dict]:
-    """Both trainers at 1 and 2 threads; of `repeats` runs each, the fastest counts."""
+def independent(binary: Path, pairs: Path, work: Path, settings, n: int) -> float:
+    """Mean loop words/s of n single-thread trainings run at once as separate processes."""
+    procs = []
+    for i in range(n):
+        out = work / f"independent-{n}-{i}"
+        out.mkdir(exist_ok=True)
+        cmd = [
+            *(str(binary), "train", "-input", str(pairs), "-output", str(out / "model")),
+            *("-lang1", "en", "-lang2", "de", "-thread", "1", "-verbose", "0"),
+            *settings.flags(),
+        ]
+        procs.append((subprocess.Popen(cmd), out))
+    speeds = []
+    for proc, out in procs:
+        if proc.wait() != 0:
+            raise RuntimeError(f"{binary} failed (exit {proc.returncode}) in {out}")
+        speeds.append(read_json(out / "model.json")["words_per_sec_per_thread"])
+    return sum(speeds) / n
+
+
+def speed(
+    binary: Path,
+    words: Path,
+    pairs: Path,
+    work: Path,
+    settings,
+    repeats: int,
+    thread_counts: list[int],
+) -> list[dict]:
+    """Both trainers at each thread count; of `repeats` runs each, the fastest counts."""
     rows = []
-    for threads in (1, 2):
+    for threads in thread_counts:
         ours = min(
             (
                 train(binary, pairs, work / f"speed-b2v-{threads}", "de", settings, threads=threads)
@@ -130,17 +166,31 @@ def speed(binary: Path, words: Path, pairs: Path, work: Path, settings, repeats:
                 "b2v_peak_rss_mb": ours["peak_rss_mb"],
                 "cbow_peak_rss_mb": cbow["peak_rss_mb"],
                 "b2v_wall_s": ours["wall_seconds"],
+                "b2v_loop_s": ours["seconds"],
                 "cbow_train_s": cbow["seconds"],
             }
         )
+        if threads > 1:
+            rows[-1]["b2v_independent_words_s"] = max(
+                independent(binary, pairs, work, settings, threads) for _ in range(repeats)
+            )
+    one = rows[0]
     for row in rows:
         row["words_ratio"] = row["b2v_words_s_thread_wall"] / row["cbow_words_s_thread_wall"]
         row["per_update_ratio"] = row["b2v_updates_s_thread"] / row["cbow_updates_s_thread"]
         row["cpu_words_ratio"] = row["b2v_words_per_cpu_s"] / row["cbow_words_per_cpu_s"]
-    one, two = rows
-    for name in ("b2v", "cbow"):
-        key = f"{name}_words_s_thread_wall"
-        two[f"{name}_scaling_1to2"] = 2 * two[key] / one[key]
+        # Total words/s at n threads over total words/s at one: n x the per-thread ratio.
+        n = row["threads"] / one["threads"]
+        for name, key in (
+            ("b2v_wall", "b2v_words_s_thread_wall"),
+            ("b2v_loop", "b2v_words_s_thread_loop"),
+            ("cbow", "cbow_words_s_thread_wall"),
+        ):
+            row[f"{name}_scaling"] = n * row[key] / one[key]
+        if "b2v_independent_words_s" in row:
+            row["independent_scaling"] = (
+                row["threads"] * row["b2v_independent_words_s"] / one["b2v_words_s_thread_loop"]
+            )
     return rows
 
 
@@ -198,12 +248,24 @@ def main() -> None:
     parser.add_argument("--cbow-lr", type=float, default=0.05, help="the quality runs' CBOW lr")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--repeats", type=int, default=2, help="speed runs per setting")
+    parser.add_argument(
+        "--speed-threads", type=int, nargs="+", default=[1, 2], help="thread counts timed"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the quality runs' trainer seed")
+    parser.add_argument(
+        "--binary", type=Path, help="time this trainer binary (default: build the checkout's)"
+    )
+    parser.add_argument("--out", type=Path, default=OUT / "bisent2vec.json", help="the JSON")
     args = parser.parse_args()
 
-    binary = build(ROOT / "build" / "bisent2vec")
+    binary = args.binary or build(ROOT / "build" / "bisent2vec")
     reference = Bisent2vecSettings(dim=args.dim)
-    tuned = dataclasses.replace(reference, **PRESETS[args.preset])
-    results: dict = {"pairs": args.pairs, "reference": dataclasses.asdict(reference)}
+    tuned = dataclasses.replace(reference, seed=args.seed, **PRESETS[args.preset])
+    results: dict = {
+        "pairs": args.pairs,
+        "binary": str(binary),
+        "reference": dataclasses.asdict(reference),
+    }
     cbow = dataclasses.replace(tuned, lr=args.cbow_lr)
     results["quality_settings"] = dataclasses.asdict(tuned)
     results["quality_cbow_settings"] = dataclasses.asdict(cbow)
@@ -215,7 +277,9 @@ def main() -> None:
             pairs = work / f"{lang}.pairs.txt"
             write_pairs([words], pairs)
             if lang == "de" and not args.skip_speed:
-                results["speed"] = speed(binary, words, pairs, work, reference, args.repeats)
+                results["speed"] = speed(
+                    binary, words, pairs, work, reference, args.repeats, args.speed_threads
+                )
             if lang in args.langs:
                 t_rows, b_rows = quality(
                     binary, lang, words, pairs, work, tuned, cbow, args.threads
@@ -223,8 +287,8 @@ def main() -> None:
                 tatoeba_rows += t_rows
                 bli_rows += b_rows
     results["tatoeba"], results["bli"] = tatoeba_rows, bli_rows
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "bisent2vec.json").write_text(json.dumps(results, indent=2) + "\n")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
 
     if "speed" in results:
         print(markdown(pl.DataFrame(results["speed"]), digits=2, caption="Speed (de-en)"))

@@ -27,6 +27,7 @@ from xlsent.bisent2vec.build import build, run_ctest
 from xlsent.bisent2vec.data import side_text, train_token, write_pairs
 from xlsent.bisent2vec.model import SentenceModel, ngram_hash, ngram_rows
 from xlsent.bisent2vec.trainer import Bisent2vecSettings, train
+from xlsent.config import load, trainer_settings
 from xlsent.evaluate.search import p_at_1
 from xlsent.io import read_json
 from xlsent.tables import COLUMNS
@@ -133,19 +134,72 @@ def test_ngram_hash_matches_the_cpp_tests() -> None:
     assert vectorised == scalar
 
 
+def test_idf_is_the_papers() -> None:
+    # MUSE's get_idf, which the paper's retrieval uses: idf = max(1, log10(N / df)), df over
+    # each held-out sentence's unique words. 200 held-out sentences: "a" in 150 of them,
+    # "b" in 2 (one holds it twice: still df 2), "c" in 1, "d" in none.
+    # idf(a) = max(1, log10(200 / 150) = 0.1249) = 1; idf(b) = log10(200 / 2) = 2;
+    # idf(c) = log10(200) = 2.30103; idf(d) = 0 (left out, as MUSE leaves it out).
+    model = SentenceModel(
+        ["en"], {"en": {"a": 0, "b": 1, "c": 2, "d": 3}}, np.eye(4, dtype=np.float32), 4
+    )
+    held = [["a"]] * 147 + [["A", "b", "b"], ["a", "b"], ["a", "c"]] + [["zzz"]] * 50
+    assert len(held) == 200  # "A": lowercased like the training tokens
+    idf = model.idf(held, "en")
+    assert idf.tolist() == pytest.approx([1.0, 2.0, math.log10(200), 0.0])
+
+
 def test_tfidf_weighted_average() -> None:
-    # Rows: "a" = (1, 0), "b" = (0, 1). Held-out sentences [a b], [a]: N = 2, df(a) = 2,
-    # df(b) = 1, so idf(a) = log(3/3) + 1 = 1 and idf(b) = log(3/2) + 1 = 1.4054651.
-    model = SentenceModel(["en"], {"en": {"a": 0, "b": 1}}, np.eye(2, dtype=np.float32), 2)
-    idf = model.idf([["a", "b"], ["A"]], "en")  # lowercased like the training tokens
-    assert idf.tolist() == pytest.approx([1.0, math.log(1.5) + 1])
-    # [a, b, b, unknown]: (1 (1, 0) + 2 idf(b) (0, 1)) / (1 + 2 idf(b)).
-    weight_b = 2 * (math.log(1.5) + 1)
-    vectors = model.sentence_vectors([["a", "b", "b", "zzz"], ["zzz"]], "en", idf)
-    assert vectors[0] == pytest.approx([1 / (1 + weight_b), weight_b / (1 + weight_b)])
-    assert vectors[1].tolist() == [0.0, 0.0]  # no known word: the zero vector
-    plain = model.sentence_vectors([["a", "b", "b"]], "en")
-    assert plain[0] == pytest.approx([1 / 3, 2 / 3])
+    # Rows a = (1, 0, 0), b = (0, 1, 0), d = (0, 0, 1); idf(a) = 1, idf(b) = 2, idf(d) = 0.
+    model = SentenceModel(["en"], {"en": {"a": 0, "b": 1, "d": 2}}, np.eye(3, dtype=np.float32), 3)
+    idf = np.array([1.0, 2.0, 0.0], dtype=np.float32)
+    # [a, b, b, d, zzz]: the unique weighted words a and b (MUSE's bag is a set: b counts
+    # once), d and the unknown zzz left out: (1 (1, 0, 0) + 2 (0, 1, 0)) / (1 + 2).
+    vectors = model.sentence_vectors([["a", "b", "b", "d", "zzz"], ["d"], ["zzz"]], "en", idf)
+    assert vectors[0] == pytest.approx([1 / 3, 2 / 3, 0.0])
+    assert vectors[1].tolist() == vectors[2].tolist() == [0.0, 0.0, 0.0]  # nothing weighted
+    # The plain average counts every known occurrence: (a + 2 b + d) / 4.
+    plain = model.sentence_vectors([["a", "b", "b", "d"]], "en")
+    assert plain[0] == pytest.approx([1 / 4, 2 / 4, 1 / 4])
+
+
+def test_tfidf_average_reads_word_vectors_only() -> None:
+    # A bigram model: rows 0-1 the words a, b; row 2 the placeholder; rows 3-5 three
+    # buckets. The plain average takes the bigram (a, b) too, at row 3 + hash(0, 1) % 3 =
+    # 3 + 1 % 3 = 4 (hash = 0 * 116049371 + 1); the tf-idf one, like MUSE on the .vec
+    # words, does not.
+    rows = np.zeros((6, 2), dtype=np.float32)
+    rows[0], rows[1], rows[4] = (1, 0), (0, 1), (3, 3)
+    model = SentenceModel(["en"], {"en": {"a": 0, "b": 1}}, rows, 2, word_ngrams=2, ngram_rows=3)
+    assert model.features(["a", "b"], "en").tolist() == [0, 1, 4]
+    plain = model.sentence_vectors([["a", "b"]], "en")
+    assert plain[0] == pytest.approx([4 / 3, 4 / 3])  # ((1, 0) + (0, 1) + (3, 3)) / 3
+    weighted = model.sentence_vectors([["a", "b"]], "en", np.array([1.0, 3.0], np.float32))
+    assert weighted[0] == pytest.approx([1 / 4, 3 / 4])
+
+
+# -- the paper's settings ------------------------------------------------------------------------
+# The training command of the authors' repository (epfml/Bi-Sent2Vec, README): the bigram model.
+REFERENCE_COMMAND = (
+    "./fasttext bisent2vec -input en-fr_sentences.txt -output model-en-fr -dim 300 -lr 0.2 "
+    "-neg 10 -bucket 2000000 -maxVocabSize 750000 -thread 30 -t 0.000005 -epoch 5 "
+    "-minCount 8 -dropoutK 4 -loss ns -wordNgrams 2 -numCheckPoints 5"
+)
+
+
+def test_paper_config_trains_with_the_reference_command() -> None:
+    config = load(ROOT / "config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    words = REFERENCE_COMMAND.split()[2:]
+    reference = dict(zip(words[::2], words[1::2], strict=True))
+    for run, ngrams in (("bisent2vec-bi", "2"), ("bisent2vec-uni", "1")):
+        flags = Bisent2vecSettings.from_dict(trainer_settings(config, run, 42)).flags()
+        ours = dict(zip(flags[::2], flags[1::2], strict=True))
+        assert ours["-wordNgrams"] == ngrams
+        for flag in ("-dim", "-lr", "-neg", "-bucket", "-maxVocabSize", "-t", "-epoch"):
+            assert float(ours[flag]) == float(reference[flag]), (run, flag)
+        for flag in ("-minCount", "-dropoutK"):
+            assert ours[flag] == reference[flag], (run, flag)
+    assert config["bisent2vec"]["tfidf"]  # the paper's retrieval (§4.3)
 
 
 # -- training --------------------------------------------------------------------------------------

@@ -32,13 +32,6 @@ void lookup(const Vocabulary& vocab, uint8_t lang, std::string_view side,
 
 }  // namespace
 
-struct Trainer::Local {
-  TrainStats stats;
-  // Thread 0's loss since its last progress line (the "loss" it prints).
-  double window_loss = 0;
-  int64_t window_updates = 0;
-};
-
 int64_t count_tokens(const std::string& path, const Vocabulary& vocab, const std::string langs[2]) {
   LineReader reader(path);
   std::string_view line, sides[2];
@@ -84,22 +77,28 @@ void Trainer::report(double progress, double loss, double elapsed) {
   std::fflush(stderr);
 }
 
-void Trainer::thread_main(int id, Local& local) {
+void Trainer::thread_main(int id, TrainStats& out) {
   const Args& a = args_;
   const Vocabulary& vocab = model_.vocab;
   const int32_t placeholder = vocab.size();
   const int64_t first_bucket_row = placeholder + 1;
   const auto bucket = static_cast<uint64_t>(a.ngram_rows());
   const int64_t total = static_cast<int64_t>(a.epoch) * ntokens_;
+  const float* keep = keep_.data();
 
   LineReader reader(a.input);
   reader.seek(reader.file_size() * static_cast<uint64_t>(id) / static_cast<uint64_t>(a.threads));
   Worker worker(model_.input, model_.output, negatives_, a.neg, stream_seed(a.seed, id + 1));
   Rng& rng = worker.rng();
 
-  TrainStats& st = local.stats;
+  // This thread's counts, in its own stack frame (and heap blocks) until the end: `out` sits
+  // beside the other threads' results, and a write there on every update would move that
+  // cache line between the cores on every update.
+  TrainStats st;
   st.epoch_loss.assign(static_cast<size_t>(a.epoch), 0.0);
   st.epoch_updates.assign(static_cast<size_t>(a.epoch), 0);
+  double window_loss = 0;  // thread 0's loss since its last progress line
+  int64_t window_updates = 0;
   std::vector<int32_t> ids[2], context;
   std::vector<char> dropped;
   std::string_view line, sides[2];
@@ -127,21 +126,21 @@ void Trainer::thread_main(int id, Local& local) {
       ++st.updates[kind];
       st.epoch_loss[epoch] += loss;
       ++st.epoch_updates[epoch];
-      local.window_loss += loss;
-      ++local.window_updates;
+      window_loss += loss;
+      ++window_updates;
     };
     for (int s = 0; s < 2; ++s) {
       const std::vector<int32_t>& own = ids[s];
       const std::vector<int32_t>& other = ids[1 - s];
       for (size_t i = 0; i < own.size(); ++i) {
         const int32_t target = own[i];
-        if (rng.uniform() > keep_[static_cast<size_t>(target)]) continue;
-        if (own.size() >= 2) {  // monolingual: the sentence with the target masked
-          context = own;
-          context[i] = placeholder;
-          add_ngrams(context, a.word_ngrams, bucket, first_bucket_row, a.dropout_k, &rng, dropped);
-          record(0, worker.update(context.data(), context.size(), target, lr));
-        }
+        if (rng.uniform() > keep[target]) continue;
+        // Monolingual: the sentence with the target masked (a one-word side: the
+        // placeholder alone, as the reference trainer does).
+        context = own;
+        context[i] = placeholder;
+        add_ngrams(context, a.word_ngrams, bucket, first_bucket_row, a.dropout_k, &rng, dropped);
+        record(0, worker.update(context.data(), context.size(), target, lr));
         if (!other.empty()) {  // cross-lingual: the whole translation
           context = other;
           add_ngrams(context, a.word_ngrams, bucket, first_bucket_row, a.dropout_k, &rng, dropped);
@@ -163,19 +162,19 @@ void Trainer::thread_main(int id, Local& local) {
         if (percent >= last_percent + 5 || t - last_report >= 60.0) {
           last_percent = percent - percent % 5;
           last_report = t;
-          report(p, local.window_updates ? local.window_loss / local.window_updates : 0.0,
-                 t - start_);
-          local.window_loss = 0;
-          local.window_updates = 0;
+          report(p, window_updates ? window_loss / window_updates : 0.0, t - start_);
+          window_loss = 0;
+          window_updates = 0;
         }
       }
     }
   }
   processed_.fetch_add(pending);
+  out = std::move(st);
 }
 
 TrainStats Trainer::run() {
-  std::vector<Local> locals(static_cast<size_t>(args_.threads));
+  std::vector<TrainStats> locals(static_cast<size_t>(args_.threads));
   std::vector<std::exception_ptr> errors(locals.size());
   start_ = now();
   processed_ = 0;
@@ -198,15 +197,15 @@ TrainStats Trainer::run() {
   total.seconds = now() - start_;
   total.epoch_loss.assign(static_cast<size_t>(args_.epoch), 0.0);
   total.epoch_updates.assign(static_cast<size_t>(args_.epoch), 0);
-  for (const Local& l : locals) {
-    total.tokens += l.stats.tokens;
+  for (const TrainStats& l : locals) {
+    total.tokens += l.tokens;
     for (int k = 0; k < 2; ++k) {
-      total.updates[k] += l.stats.updates[k];
-      total.loss[k] += l.stats.loss[k];
+      total.updates[k] += l.updates[k];
+      total.loss[k] += l.loss[k];
     }
-    for (size_t e = 0; e < total.epoch_loss.size(); ++e) {
-      total.epoch_loss[e] += l.stats.epoch_loss[e];
-      total.epoch_updates[e] += l.stats.epoch_updates[e];
+    for (size_t e = 0; e < l.epoch_loss.size(); ++e) {
+      total.epoch_loss[e] += l.epoch_loss[e];
+      total.epoch_updates[e] += l.epoch_updates[e];
     }
   }
   return total;

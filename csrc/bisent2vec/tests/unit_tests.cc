@@ -279,6 +279,62 @@ void test_sgd_update() {
   CHECK(in.row(2)[0] == 9.0f && out.row(1)[0] == 7.0f);
 }
 
+void test_one_word_sides() {
+  // A pair of one word per side, "hello<TAB>katze": each word still gets its monolingual
+  // update, from the placeholder row alone (the reference trainer sets context[i] = 0, the
+  // id of its placeholder word, on a one-word side too), then its cross-lingual one.
+  // dim 1, one negative (always the other word), lr 0.5 for all four updates (the clock
+  // moves after the line), every word kept (-t 1: keep probability >= 2). Input rows:
+  // hello 0.2, katze -0.4, placeholder 0.6; output rows 0. In order:
+  //  1. hello from [placeholder], h = 0.6: hello's score 0.5, a = 0.25, u_hello = 0.15;
+  //     katze's 0.5, a = -0.25, u_katze = -0.15; g = 0 (both rows were 0): placeholder
+  //     unchanged. Loss -2 log(0.50001) = 1.386254362.
+  //  2. hello from [katze], h = -0.4: p = sigmoid(-0.06) = 0.485004498, a = 0.257497751,
+  //     g = a * 0.15; u_hello = 0.047000900; q = sigmoid(0.06) = 0.514995502, a' = -a,
+  //     g += -a * -0.15 = 0.077249325: katze = -0.322750675. Loss 1.447152990.
+  //  3. katze from [placeholder], h = 0.6: p = sigmoid(-0.047000900 * 0.6) = 0.492950332,
+  //     a = 0.253524834, g = a * -0.047000900; u_katze = 0.105114001; q = 0.507049668,
+  //     g += -0.253524834 * 0.047000900 -> g = -0.023831791: placeholder = 0.576168209.
+  //     Loss 1.414653140.
+  //  4. katze from [hello], h = 0.2: p = 0.505255506, q = 0.494744494, g = 0.052004573:
+  //     hello = 0.252004573. Loss 1.365342465.
+  // (the same steps in float64 with Python; the trainer computes in float32).
+  const std::string path = write_file("one-word.txt", "hello\tkatze\n");
+  Args args;
+  args.input = path;
+  args.output = scratch + "/one-word";
+  args.lang[0] = "en";
+  args.lang[1] = "de";
+  args.dim = 1;
+  args.lr = 0.5;
+  args.neg = 1;
+  args.min_count = 1;
+  args.epoch = 1;
+  args.t = 1.0;
+  args.lr_update_rate = 1;
+  args.verbose = 0;
+  args.negative_table_size = 10;
+  Model m;
+  m.args = args;
+  m.vocab = build_vocabulary(path, kLangs, 1, 0, nullptr);
+  CHECK(m.vocab.find(0, "hello") == 0 && m.vocab.find(1, "katze") == 1);
+  m.input = Matrix(3, 1);
+  m.input.data = {0.2f, -0.4f, 0.6f};
+  m.output = Matrix(2, 1);
+  Trainer trainer(m, args, m.vocab.ntokens());
+  const TrainStats st = trainer.run();
+  CHECK(st.tokens == 2);
+  CHECK(st.updates[0] == 2 && st.updates[1] == 2);
+  const double tol = 1e-6;
+  CHECK_NEAR(m.input.row(2)[0], 0.576168209, tol);  // the placeholder: update 3
+  CHECK_NEAR(m.input.row(0)[0], 0.252004573, tol);
+  CHECK_NEAR(m.input.row(1)[0], -0.322750675, tol);
+  CHECK_NEAR(m.output.row(0)[0], -0.154588450, tol);
+  CHECK_NEAR(m.output.row(1)[0], 0.154588450, tol);
+  CHECK_NEAR(st.loss[0], 1.386254362 + 1.414653140, 1e-5);
+  CHECK_NEAR(st.loss[1], 1.447152990 + 1.365342465, 1e-5);
+}
+
 void test_rng() {
   Rng a(42), b(42), c(43), d(1);
   bool same = true, differs = false, in_range = true;
@@ -350,8 +406,9 @@ int main(int argc, char** argv) {
       {"line_reader", test_line_reader},       {"tokens", test_tokens},
       {"keep_probability", test_keep_probability}, {"ngram_hash", test_ngram_hash},
       {"dropout", test_dropout},               {"negative_table", test_negative_table},
-      {"sgd_update", test_sgd_update},         {"rng", test_rng},
-      {"model_roundtrip", test_model_roundtrip}, {"args", test_args},
+      {"sgd_update", test_sgd_update},         {"one_word_sides", test_one_word_sides},
+      {"rng", test_rng},                       {"model_roundtrip", test_model_roundtrip},
+      {"args", test_args},
   };
   for (const auto& [name, test] : tests) {
     const int before = failures;

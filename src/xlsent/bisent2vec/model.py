@@ -3,9 +3,14 @@
 A sentence vector is the average of the input rows of the sentence's features: its words
 (tokens outside the vocabulary left out, before n-grams are formed) and, for a model trained
 with `word_ngrams` > 1, its word n-grams, each at row `nwords + 1 + hash % bucket` with
-fastText's hash (`ngram_hash` below, as `csrc/bisent2vec/src/dictionary.h`). Optionally each
-feature is weighted by its idf, counted on held-out sentences (the paper's tf-idf weighted
-average for sentence retrieval; the tf is in the repetitions).
+fastText's hash (`ngram_hash` below, as `csrc/bisent2vec/src/dictionary.h`).
+
+The paper's sentence retrieval (Sabet et al. 2019, arXiv:1912.12481, §4.3) is instead "the
+tf-idf weighted average" of word vectors, the idf counted on held-out sentences, evaluated
+with MUSE (§4.1): MUSE's `bow_idf` averages the vectors of a sentence's unique words (no
+n-grams: it reads the word vectors), each weighted by idf(w) = max(1, log10(N / df(w))) over
+N held-out sentences, df(w) of which hold w (`get_idf`); a word no held-out sentence holds
+is left out. `idf` and `sentence_vectors(..., idf)` compute exactly that.
 
 Word vectors of other models (the fastText baseline) load through `from_vec_files` and then
 go through the same code, with words only.
@@ -189,22 +194,34 @@ class SentenceModel:
             raise Bisent2vecError(f"the model knows {', '.join(self.langs)}, not {lang!r}")
         return self.vocab[lang]
 
-    def features(self, tokens: Sequence[str], lang: str) -> np.ndarray:
-        """The input rows a sentence (word tokens) averages: its known words, then n-grams."""
+    def word_rows(self, tokens: Sequence[str], lang: str) -> np.ndarray:
+        """The rows of a sentence's (word tokens') known words, in order, repeats kept."""
         vocab = self._vocab(lang)
         ids = [vocab[t] for t in (train_token(w, self.lowercase) for w in tokens) if t in vocab]
-        words = np.asarray(ids, dtype=np.int64)
+        return np.asarray(ids, dtype=np.int64)
+
+    def features(self, tokens: Sequence[str], lang: str) -> np.ndarray:
+        """The input rows a sentence (word tokens) averages: its known words, then n-grams."""
+        words = self.word_rows(tokens, lang)
         if self.word_ngrams < 2:
             return words
         grams = ngram_rows(words, self.word_ngrams, self.ngram_rows, self.nwords + 1)
         return np.concatenate([words, grams])
 
     def idf(self, sentences: Sequence[Sequence[str]], lang: str) -> np.ndarray:
-        """Smoothed idf of every input row counted on `sentences`: log((1+N)/(1+df)) + 1."""
-        df = np.zeros(len(self.input), dtype=np.int64)
+        """The paper's idf of every word row, counted on held-out `sentences` (MUSE's get_idf).
+
+        idf(w) = max(1, log10(N / df(w))): N sentences, df(w) of them holding w (a sentence
+        counts each of its words once). A word none of them holds gets 0, which leaves it
+        out of `sentence_vectors` as MUSE leaves it out.
+        """
+        df = np.zeros(self.nwords, dtype=np.int64)
         for tokens in sentences:
-            df[np.unique(self.features(tokens, lang))] += 1
-        return (np.log((1 + len(sentences)) / (1 + df)) + 1).astype(np.float32)
+            df[np.unique(self.word_rows(tokens, lang))] += 1
+        idf = np.zeros(self.nwords, dtype=np.float64)
+        seen = df > 0
+        idf[seen] = np.maximum(1.0, np.log10(len(sentences) / df[seen]))
+        return idf.astype(np.float32)
 
     def pair_idf(
         self, words_files: Sequence[str | os.PathLike[str]], foreign: str
@@ -225,21 +242,26 @@ class SentenceModel:
     def sentence_vectors(
         self, sentences: Sequence[Sequence[str]], lang: str, idf: np.ndarray | None = None
     ) -> np.ndarray:
-        """One vector per sentence (float32): the (idf-weighted) mean of its feature rows.
+        """One vector per sentence (float32).
 
-        A sentence without a known word gets the zero vector.
+        Without `idf`: the mean of its feature rows (words and n-grams, repeats counted), as
+        the C++ `sentence-vectors` computes it. With `idf` (from `idf`): the paper's
+        retrieval vector, MUSE's `bow_idf`: sum over the sentence's unique words w of
+        idf(w) v(w), divided by the sum of their idf; words with idf 0 (in no held-out
+        sentence) left out. A sentence without a (weighted) known word gets the zero vector.
         """
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         for i, tokens in enumerate(sentences):
-            rows = self.features(tokens, lang)
-            if len(rows) == 0:
-                continue
-            vectors = np.asarray(self.input[rows], dtype=np.float64)
             if idf is None:
-                out[i] = vectors.mean(axis=0)
-            else:
+                rows = self.features(tokens, lang)
+                if len(rows):
+                    out[i] = np.asarray(self.input[rows], dtype=np.float64).mean(axis=0)
+                continue
+            rows = np.unique(self.word_rows(tokens, lang))
+            rows = rows[idf[rows] > 0]
+            if len(rows):
                 weights = idf[rows].astype(np.float64)
-                out[i] = weights @ vectors / weights.sum()
+                out[i] = weights @ np.asarray(self.input[rows], dtype=np.float64) / weights.sum()
         return out
 
     def text_encoder(
