@@ -1,8 +1,17 @@
-"""The language table: ISO codes, names, scripts and the language groups of the papers.
+"""The language table: codes, names, scripts and the language groups of the papers.
 
-Codes are ISO 639-1 (what OPUS, spaCy and the papers use); `iso3` is the code of the LASER
-Tatoeba files, which is not always the ISO 639-3 macrolanguage code (Mandarin is `cmn`,
-Persian `pes`, Swahili `swh`), so the mapping is explicit rather than derived.
+It holds every language of LASER's Tatoeba test set (v1, 112 languages paired with English;
+Artetxe and Schwenk, 2019, arXiv:1812.10464). A language's `code` is its ISO 639-1 code (what
+OPUS, spaCy and the papers use) where it has one, else the code of its LASER files (Old
+English `ang`, Asturian `ast`, Cebuano `ceb`, ...). `iso3` is the code of the LASER files,
+which is not always the ISO 639-3 macrolanguage code (Mandarin is `cmn`, Persian `pes`,
+Swahili `swh`, Latvian `lvs`, Malay `zsm`), so the mapping is explicit rather than derived.
+`script` is the ISO 15924 code of the script the Tatoeba sentences are written in (Serbian
+and Uzbek mix Latin and Cyrillic there: the majority, Latin).
+
+Only languages with an ISO 639-1 code can be trained on: the workflow's per-language paths
+(`results/corpus/{lang}/...`) take two-letter codes. The others are evaluated only, which is
+the transfer the dual-pivot paper measures (Tien and Steinert-Threlkeld, 2022, Table 3).
 """
 
 from __future__ import annotations
@@ -17,53 +26,136 @@ class Language:
     code: str
     iso3: str
     name: str
+    script: str = "Latn"
     # Scripts written without spaces between words: token counts there are character counts.
     unspaced: bool = False
 
 
-_TABLE = [
+# The 36 languages of XTREME's Tatoeba task (Hu et al., 2020), the papers' evaluation set.
+_XTREME = [
     Language("af", "afr", "Afrikaans"),
-    Language("ar", "ara", "Arabic"),
-    Language("bg", "bul", "Bulgarian"),
-    Language("bn", "ben", "Bengali"),
+    Language("ar", "ara", "Arabic", "Arab"),
+    Language("bg", "bul", "Bulgarian", "Cyrl"),
+    Language("bn", "ben", "Bengali", "Beng"),
     Language("de", "deu", "German"),
-    Language("el", "ell", "Greek"),
+    Language("el", "ell", "Greek", "Grek"),
     Language("es", "spa", "Spanish"),
     Language("et", "est", "Estonian"),
     Language("eu", "eus", "Basque"),
-    Language("fa", "pes", "Persian"),
+    Language("fa", "pes", "Persian", "Arab"),
     Language("fi", "fin", "Finnish"),
     Language("fr", "fra", "French"),
-    Language("he", "heb", "Hebrew"),
-    Language("hi", "hin", "Hindi"),
+    Language("he", "heb", "Hebrew", "Hebr"),
+    Language("hi", "hin", "Hindi", "Deva"),
     Language("hu", "hun", "Hungarian"),
     Language("id", "ind", "Indonesian"),
     Language("it", "ita", "Italian"),
-    Language("ja", "jpn", "Japanese", unspaced=True),
+    Language("ja", "jpn", "Japanese", "Jpan", unspaced=True),
     Language("jv", "jav", "Javanese"),
-    Language("ka", "kat", "Georgian"),
-    Language("kk", "kaz", "Kazakh"),
-    Language("ko", "kor", "Korean"),
-    Language("ml", "mal", "Malayalam"),
-    Language("mr", "mar", "Marathi"),
+    Language("ka", "kat", "Georgian", "Geor"),
+    Language("kk", "kaz", "Kazakh", "Cyrl"),
+    Language("ko", "kor", "Korean", "Hang"),
+    Language("ml", "mal", "Malayalam", "Mlym"),
+    Language("mr", "mar", "Marathi", "Deva"),
     Language("nl", "nld", "Dutch"),
     Language("pt", "por", "Portuguese"),
-    Language("ru", "rus", "Russian"),
+    Language("ru", "rus", "Russian", "Cyrl"),
     Language("sw", "swh", "Swahili"),
-    Language("ta", "tam", "Tamil"),
-    Language("te", "tel", "Telugu"),
-    Language("th", "tha", "Thai", unspaced=True),
+    Language("ta", "tam", "Tamil", "Taml"),
+    Language("te", "tel", "Telugu", "Telu"),
+    Language("th", "tha", "Thai", "Thai", unspaced=True),
     Language("tl", "tgl", "Tagalog"),
     Language("tr", "tur", "Turkish"),
-    Language("ur", "urd", "Urdu"),
+    Language("ur", "urd", "Urdu", "Arab"),
     Language("vi", "vie", "Vietnamese"),
-    Language("zh", "cmn", "Chinese", unspaced=True),
+    Language("zh", "cmn", "Chinese (Mandarin)", "Hans", unspaced=True),
+]
+
+# The other 76 languages of LASER's Tatoeba set, in the order of their LASER codes.
+_LASER_ONLY = [
+    Language("am", "amh", "Amharic", "Ethi"),
+    Language("ang", "ang", "Old English"),
+    Language("arq", "arq", "Algerian Arabic", "Arab"),
+    Language("arz", "arz", "Egyptian Arabic", "Arab"),
+    Language("ast", "ast", "Asturian"),
+    Language("awa", "awa", "Awadhi", "Deva"),
+    Language("az", "aze", "Azerbaijani"),
+    Language("be", "bel", "Belarusian", "Cyrl"),
+    Language("ber", "ber", "Berber"),
+    Language("bs", "bos", "Bosnian"),
+    Language("br", "bre", "Breton"),
+    Language("ca", "cat", "Catalan"),
+    Language("cbk", "cbk", "Chavacano"),
+    Language("ceb", "ceb", "Cebuano"),
+    Language("cs", "ces", "Czech"),
+    Language("ch", "cha", "Chamorro"),
+    Language("kw", "cor", "Cornish"),
+    Language("csb", "csb", "Kashubian"),
+    Language("cy", "cym", "Welsh"),
+    Language("da", "dan", "Danish"),
+    Language("dsb", "dsb", "Lower Sorbian"),
+    Language("dtp", "dtp", "Central Dusun"),
+    Language("eo", "epo", "Esperanto"),
+    Language("fo", "fao", "Faroese"),
+    Language("fy", "fry", "Western Frisian"),
+    Language("gd", "gla", "Scottish Gaelic"),
+    Language("ga", "gle", "Irish"),
+    Language("gl", "glg", "Galician"),
+    Language("gsw", "gsw", "Swiss German"),
+    Language("hr", "hrv", "Croatian"),
+    Language("hsb", "hsb", "Upper Sorbian"),
+    Language("hy", "hye", "Armenian", "Armn"),
+    Language("io", "ido", "Ido"),
+    Language("ie", "ile", "Interlingue"),
+    Language("ia", "ina", "Interlingua"),
+    Language("is", "isl", "Icelandic"),
+    Language("kab", "kab", "Kabyle"),
+    Language("km", "khm", "Khmer", "Khmr", unspaced=True),
+    Language("ku", "kur", "Kurdish"),
+    Language("kzj", "kzj", "Coastal Kadazan"),
+    Language("la", "lat", "Latin"),
+    Language("lfn", "lfn", "Lingua Franca Nova"),
+    Language("lt", "lit", "Lithuanian"),
+    Language("lv", "lvs", "Latvian"),
+    Language("max", "max", "North Moluccan Malay"),
+    Language("mhr", "mhr", "Eastern Mari", "Cyrl"),
+    Language("mk", "mkd", "Macedonian", "Cyrl"),
+    Language("mn", "mon", "Mongolian", "Cyrl"),
+    Language("nds", "nds", "Low German"),
+    Language("nn", "nno", "Norwegian Nynorsk"),
+    Language("nb", "nob", "Norwegian Bokmål"),
+    Language("nov", "nov", "Novial"),
+    Language("oc", "oci", "Occitan"),
+    Language("orv", "orv", "Old Russian", "Cyrl"),
+    Language("pam", "pam", "Kapampangan"),
+    Language("pms", "pms", "Piedmontese"),
+    Language("pl", "pol", "Polish"),
+    Language("ro", "ron", "Romanian"),
+    Language("sk", "slk", "Slovak"),
+    Language("sl", "slv", "Slovenian"),
+    Language("sq", "sqi", "Albanian"),
+    Language("sr", "srp", "Serbian"),
+    Language("sv", "swe", "Swedish"),
+    Language("swg", "swg", "Swabian"),
+    Language("tt", "tat", "Tatar", "Cyrl"),
+    Language("tk", "tuk", "Turkmen"),
+    Language("tzl", "tzl", "Talossan"),
+    Language("ug", "uig", "Uyghur", "Arab"),
+    Language("uk", "ukr", "Ukrainian", "Cyrl"),
+    Language("uz", "uzb", "Uzbek"),
+    Language("war", "war", "Waray"),
+    Language("wuu", "wuu", "Wu Chinese", "Hans", unspaced=True),
+    Language("xh", "xho", "Xhosa"),
+    Language("yi", "yid", "Yiddish", "Hebr"),
+    Language("yue", "yue", "Cantonese", "Hant", unspaced=True),
+    Language("ms", "zsm", "Malay"),
 ]
 
 ENGLISH = Language("en", "eng", "English")
-LANGUAGES: dict[str, Language] = {lang.code: lang for lang in [*_TABLE, ENGLISH]}
+LANGUAGES: dict[str, Language] = {lang.code: lang for lang in [*_XTREME, *_LASER_ONLY, ENGLISH]}
 BY_ISO3: dict[str, Language] = {lang.iso3: lang for lang in LANGUAGES.values()}
 
+_XTREME36 = tuple(lang.code for lang in _XTREME)
 GROUPS: dict[str, tuple[str, ...]] = {
     # WACSE Table 3: the low-resource settings, in the paper's order.
     "low4": ("kk", "te", "ka", "jv"),
@@ -73,11 +165,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "laser14": ("ar", "bg", "de", "el", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh"),
     # ... and the 28 whose Tatoeba test sets have the full 1000 pairs.
     "dap28": tuple(
-        lang.code
-        for lang in _TABLE
-        if lang.code not in {"jv", "ka", "kk", "ml", "sw", "ta", "te", "th"}
+        code for code in _XTREME36 if code not in {"jv", "ka", "kk", "ml", "sw", "ta", "te", "th"}
     ),
-    "xtreme36": tuple(lang.code for lang in _TABLE),
+    "xtreme36": _XTREME36,
+    # The dual-pivot paper's Table 3 averages: XTREME's 36 and all 112 of LASER's Tatoeba set
+    # (its third, "41", is Kvapilíková et al.'s (2020) set, which the paper does not list).
+    "tatoeba36": _XTREME36,
+    "tatoeba112": tuple(lang.code for lang in [*_XTREME, *_LASER_ONLY]),
 }
 
 
@@ -85,15 +179,20 @@ class UnknownLanguageError(XlsentError):
     pass
 
 
+def trainable(code: str) -> bool:
+    """Whether the workflow can train on `code`: its per-language paths take ISO 639-1 codes."""
+    return len(code) == 2
+
+
 def get(code: str) -> Language:
-    """The language with ISO 639-1 `code`; a clear error for anything else."""
+    """The language with `code` (ISO 639-1, or LASER's code); a clear error for anything else."""
     try:
         return LANGUAGES[code]
     except KeyError:
-        known = " ".join(sorted(LANGUAGES))
+        known = " ".join(LANGUAGES)
         raise UnknownLanguageError(
-            f"unknown language code {code!r}: use an ISO 639-1 code from the language table "
-            f"(xlsent.languages): {known}"
+            f"unknown language code {code!r}: use a code from the language table "
+            f"(xlsent.languages; ISO 639-1 where the language has one, else LASER's): {known}"
         ) from None
 
 
@@ -107,10 +206,11 @@ def resolve(spec: str | list[str]) -> list[str]:
     codes: list[str] = []
     for item in items:
         if item not in GROUPS and item not in LANGUAGES:
-            codes_known = " ".join(sorted(code for code in LANGUAGES if code != ENGLISH.code))
+            # In the table's order: XTREME's 36 first, then the rest of LASER's.
+            codes_known = " ".join(code for code in LANGUAGES if code != ENGLISH.code)
             raise UnknownLanguageError(
-                f"unknown language code or group {item!r}: use ISO 639-1 codes from the language "
-                f"table (xlsent.languages): {codes_known}; or group names: {', '.join(GROUPS)}"
+                f"unknown language code or group {item!r}: use codes from the language table "
+                f"(xlsent.languages): {codes_known}; or group names: {', '.join(GROUPS)}"
             )
         for code in GROUPS.get(item, (item,)):
             if get(code) == ENGLISH:
@@ -119,4 +219,16 @@ def resolve(spec: str | list[str]) -> list[str]:
                 )
             if code not in codes:
                 codes.append(code)
+    return codes
+
+
+def resolve_trainable(spec: str | list[str]) -> list[str]:
+    """`resolve`, refusing the languages that can only be evaluated (no ISO 639-1 code)."""
+    codes = resolve(spec)
+    untrainable = [code for code in codes if not trainable(code)]
+    if untrainable:
+        raise UnknownLanguageError(
+            f"{', '.join(untrainable)} can be evaluated (evaluate.tatoeba.languages) but not "
+            "trained on: training languages need an ISO 639-1 code, which these lack"
+        )
     return codes

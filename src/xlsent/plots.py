@@ -17,7 +17,8 @@ import polars as pl
 from xlsent.io import atomic_path
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend: PNGs without a display."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display on cluster nodes
@@ -28,7 +29,7 @@ def _pyplot():
 
 def group_bars(summary_csv: str | Path, groups: Sequence[str], out: str | Path) -> None:
     """Grouped bars of `results/tables/tatoeba.csv`: groups on the x axis, a bar per run."""
-    plt = _pyplot()
+    plt = pyplot()
     summary = pl.read_csv(summary_csv)
     runs = summary["run"].to_list()
     x = np.arange(len(groups))
@@ -43,12 +44,12 @@ def group_bars(summary_csv: str | Path, groups: Sequence[str], out: str | Path) 
     ax.set_ylabel("Tatoeba accuracy (%), both directions")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=8, ncols=min(len(runs), 4), loc="upper left")
-    _save(fig, out)
+    save_png(fig, out)
 
 
 def dev_curves(logs: dict[str, str | Path], out: str | Path) -> None:
     """Dev P@1 per step from training logs given as {label: train_log.jsonl}."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for label, path in logs.items():
         records = [json.loads(line) for line in Path(path).read_text().splitlines() if line]
@@ -59,10 +60,11 @@ def dev_curves(logs: dict[str, str | Path], out: str | Path) -> None:
     ax.set_ylabel("dev P@1 (%)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    _save(fig, out)
+    save_png(fig, out)
 
 
-def _save(fig, out: str | Path) -> None:
+def save_png(fig, out: str | Path) -> None:
+    """`fig` as a 150 dpi PNG at `out`, written atomically."""
     fig.tight_layout()
     with atomic_path(out) as tmp:
         fig.savefig(tmp, dpi=150, format="png")

@@ -334,6 +334,54 @@ def ablation_table(
     )
 
 
+def transfer_table(
+    frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
+    pivots: dict[str, str],
+    trained: list[str],
+    groups: list[str],
+) -> pl.DataFrame:
+    """The dual-pivot paper's transfer (its Tables 3–4): one row per run of `pivots` (in that
+    order), Tatoeba accuracy (both directions averaged, seeds averaged) on the run's pivot
+    language, and averaged over the other languages: those trained on (`trained`, the
+    corpus's languages, pivot excepted) and those of each of `groups` (pivot excepted). A
+    column whose languages were not all evaluated for the run is blank."""
+    cells, seeds = _seed_means(load_results(frames))
+    value = {(run, lang): v for run, lang, d, v in cells.rows() if d == "mean"}
+    absent = [run for run in pivots if run not in seeds]
+    if absent:
+        raise ValueError(f"no Tatoeba results for the transfer runs {absent}")
+    rows = []
+    for run, pivot in pivots.items():
+        row = {
+            "run": run,
+            "seeds": seeds[run],
+            "pivot": pivot,
+            "pivot_acc": value.get((run, pivot)),
+        }
+        for name, codes in {"trained": trained, **{g: GROUPS[g] for g in groups}}.items():
+            row[name] = _mean([value.get((run, c)) for c in codes if c != pivot])
+        rows.append(row)
+    schema = {
+        "run": pl.String,
+        "seeds": pl.Int64,
+        "pivot": pl.String,
+        **dict.fromkeys(["pivot_acc", "trained", *groups], pl.Float64),
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def write_transfer_table(table: pl.DataFrame, out_csv: Path, *, digits: int = 1) -> None:
+    write_table(
+        table,
+        out_csv,
+        digits=digits,
+        caption="Transfer from one pivot pair (dual-pivot, Tien and Steinert-Threlkeld 2022): "
+        "Tatoeba accuracy (%), both directions and seeds averaged, on the pivot language "
+        "(`pivot_acc`) and over the other languages: those trained on (`trained`) and each "
+        f"group's, the pivot left out. {BLANK}: a language of the column was not evaluated.",
+    )
+
+
 BLI_METRICS = tuple(f"p@{k}_{method}" for method in ("nn", "csls") for k in (1, 5, 10))
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
@@ -412,10 +460,155 @@ def write_bli_table(table: pl.DataFrame, queries: dict, out_csv: Path, *, digits
     )
 
 
+# -- bitext mining (BUCC) -----------------------------------------------------------------------
+# The test split's scores: at the threshold chosen on the threshold split (the protocol's),
+# at its own best threshold (XTREME's, DAP Table 2), at the pivot's (dual-pivot Table 6).
+BUCC_SCHEMES = {"test": "", "test_oracle": "_oracle", "test_pivot": "_pivot"}
+
+
+def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.DataFrame:
+    """Bitext mining: one row per run, in order of appearance.
+
+    Columns: `run`, `seeds`, then per language (language-table order) `{lang}_p`, `{lang}_r`
+    and `{lang}_f1` on the test split at the threshold chosen on the threshold split (DAP
+    Table 3), `{lang}_f1_oracle` at the test split's own best threshold, and `{lang}_f1_pivot`
+    at the pivot language's threshold where evaluated; then `avg_f1`, `avg_f1_oracle` (and
+    `avg_f1_pivot`) over the languages, null for a run that lacks one. Percent, seeds
+    averaged; refuses duplicated results and cells that only some of a run's seeds have.
+    """
+    results = load_results(frames)
+    tasks = results["task"].unique().to_list()
+    if tasks != ["bucc"]:
+        raise ValueError(f"expected mining results (task 'bucc'), got tasks {sorted(tasks)}")
+    _refuse_duplicates(results, ["run", "seed", "lang", "direction", "metric"])
+    seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
+    cells = results.group_by("run", "lang", "direction", "metric", maintain_order=True).agg(
+        pl.col("value").mean(), pl.col("seed").n_unique().alias("seeds")
+    )
+    for run, lang, direction, _, _, n_seeds in cells.rows():
+        if n_seeds < seeds[run]:
+            raise ValueError(
+                f"run {run!r} has {lang} {direction} mining results from only some of its "
+                f"{seeds[run]} seeds: evaluate every seed of a run on the same languages"
+            )
+    value = {(r, lang, d, m): v for r, lang, d, m, v, _ in cells.rows()}
+    langs = sorted(
+        cells["lang"].unique(maintain_order=True),
+        key=lambda c: list(LANGUAGES).index(c) if c in LANGUAGES else len(LANGUAGES),
+    )
+    schemes = [d for d in BUCC_SCHEMES if d in set(cells["direction"])]
+    columns = []  # (name, lang, direction, metric)
+    for lang in langs:
+        columns += [(f"{lang}_{m[0]}", lang, "test", m) for m in ("precision", "recall")]
+        columns += [(f"{lang}_f1{BUCC_SCHEMES[d]}", lang, d, "f1") for d in schemes]
+    rows = []
+    for run, n_seeds in seeds.items():
+        row: dict = {"run": run, "seeds": n_seeds}
+        row.update({name: value.get((run, lang, d, m)) for name, lang, d, m in columns})
+        for d in schemes:
+            row[f"avg_f1{BUCC_SCHEMES[d]}"] = _mean([value.get((run, c, d, "f1")) for c in langs])
+        rows.append(row)
+    schema = {
+        "run": pl.String,
+        "seeds": pl.Int64,
+        **{name: pl.Float64 for name, _, _, _ in columns},
+        **{f"avg_f1{BUCC_SCHEMES[d]}": pl.Float64 for d in schemes},
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def write_bucc_table(table: pl.DataFrame, out_csv: Path, *, digits: int = 1) -> None:
+    """Write the mining table (`bucc_table`) to `out_csv` and its `.md`."""
+    write_table(
+        table,
+        out_csv,
+        digits=digits,
+        caption="Bitext mining (BUCC protocol): precision, recall and F1 (%) per language on "
+        "the test split, at the margin threshold chosen on the threshold split's gold; "
+        "`_f1_oracle` at the test split's own best threshold (XTREME's and DAP Table 2's "
+        "numbers), `_f1_pivot` at the pivot language's threshold (dual-pivot Table 6); "
+        "seeds averaged.",
+    )
+
+
+# -- MTEB ----------------------------------------------------------------------------------------
+MTEB_SCHEMA = {
+    "run": pl.String,
+    "seed": pl.Int64,
+    "task": pl.String,
+    "split": pl.String,
+    "subset": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+}
+
+
+def mteb_table(rows: Sequence[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(summary, per_subset) tables of MTEB's main scores (×100), seeds averaged.
+
+    `rows`: {run, seed, task, split, subset, metric, value (a fraction, as MTEB writes it)},
+    e.g. `xlsent.evaluate.mteb.read_results` of each run's seed directory. Summary: one row
+    per run in order of appearance, `run`, `seeds`, then per task (in order of appearance) its
+    main score averaged over the task's splits and subsets, as MTEB's
+    `TaskResult.get_score` averages them; null for a run without the task. Per subset: `run`,
+    `task`, `split`, `subset`, `metric` (the task's main score: cosine_spearman, f1, ...),
+    `value`. Refuses duplicated results and cells that only some of a run's seeds have.
+    """
+    if not rows:
+        raise ValueError("no MTEB results to tabulate")
+    results = pl.DataFrame(rows, schema=MTEB_SCHEMA)
+    _refuse_duplicates(results, ["run", "seed", "task", "split", "subset"])
+    seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
+    per_subset = results.group_by(
+        "run", "task", "split", "subset", "metric", maintain_order=True
+    ).agg((pl.col("value").mean() * 100).alias("value"), pl.col("seed").n_unique().alias("seeds"))
+    for run, task, split, subset, _, _, n_seeds in per_subset.rows():
+        if n_seeds < seeds[run]:
+            raise ValueError(
+                f"run {run!r} has MTEB results for {task} {split} {subset} from only some of "
+                f"its {seeds[run]} seeds: evaluate every seed of a run on the same tasks"
+            )
+    per_subset = per_subset.drop("seeds")
+    means = {
+        (run, task): value
+        for run, task, value in per_subset.group_by("run", "task", maintain_order=True)
+        .agg(pl.col("value").mean())
+        .rows()
+    }
+    tasks = per_subset["task"].unique(maintain_order=True).to_list()
+    summary = pl.DataFrame(
+        [
+            {"run": run, "seeds": n, **{task: means.get((run, task)) for task in tasks}}
+            for run, n in seeds.items()
+        ],
+        schema={"run": pl.String, "seeds": pl.Int64, **dict.fromkeys(tasks, pl.Float64)},
+    )
+    return summary, per_subset
+
+
+def write_mteb_tables(summary: pl.DataFrame, per_subset: pl.DataFrame, out_csv: Path) -> list[Path]:
+    """Write the MTEB summary (`mteb_table`) to `out_csv` and its `.md`, the task's metrics as
+    a note, and the per-subset scores to `{stem}_subsets.csv`. Returns the paths written."""
+    out_csv = Path(out_csv)
+    metrics = dict(per_subset.select("task", "metric").unique(maintain_order=True).rows())
+    write_table(
+        summary,
+        out_csv,
+        caption="MTEB (Muennighoff et al., 2023): each task's main score (×100) averaged over "
+        "its evaluated subsets and splits (subsets of English and the evaluated languages), "
+        "seeds averaged; per subset in the `_subsets.csv` beside it.",
+        notes=["Main scores: " + ", ".join(f"{task} {m}" for task, m in metrics.items()) + "."],
+    )
+    subsets_csv = out_csv.with_name(f"{out_csv.stem}_subsets.csv")
+    with atomic_path(subsets_csv) as tmp:
+        per_subset.write_csv(tmp, check_extension=False)
+    return [out_csv, out_csv.with_suffix(".md"), subsets_csv]
+
+
 # -- cost ----------------------------------------------------------------------------------------
 # Where a run's name sits in a rule's benchmark path (results/benchmarks/{rule}/...): the jobs
 # of these rules are one run's; every other rule's jobs serve all runs.
-RUN_PART = {"train": 1, "eval": 2, "bisent2vec_train": 1}
+RUN_PART = {"train": 1, "train_dualpivot": 1, "eval": 2, "bisent2vec_train": 1}
 
 
 def cost_table(benchmarks: str | os.PathLike[str], gpus: dict[str, int]) -> pl.DataFrame:

@@ -63,8 +63,14 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ],
     ("tables_tatoeba", "{input.results}"): ["tr/seed42.parquet tr/seed0.parquet"],
     ("tables_ablation", "{input.results}"): ["tr/seed42.parquet"],
+    ("tables_transfer", "{input}"): ["mlm/seed42.parquet dualpivot-sup/seed42.parquet"],
     ("tables_bli", "{input}"): ["b2v/seed0/de.en2xx.parquet"],
     ("tables_cost", "{input.tables}"): ["results/tables/tatoeba.csv results/plots/bars.png"],
+    ("eval_mteb", "{params.args}"): [
+        "",
+        "--tatoeba-dir results/data/tatoeba",
+        "--tatoeba-dir /data/tatoeba --cache-dir /data/hf-mteb",
+    ],
 }
 
 # Flags that carry a setting under another name than its schema key.
@@ -83,6 +89,7 @@ CONDITIONAL = {
     ("align-shard", "model"): "the fetched WSPAlign checkpoint: method wspalign",
     ("bisent2vec-eval-tatoeba", "model"): "one of --model and --models (a required group)",
     ("bisent2vec-eval-tatoeba", "models"): "one of --model and --models (a required group)",
+    ("eval-mteb", "cache_dir"): "evaluate.mteb.cache_dir: when set",
 }
 
 _HEADER = re.compile(r"^\s*(?:rule|checkpoint)\s+(\w+):")

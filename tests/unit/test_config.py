@@ -349,7 +349,9 @@ def test_unknown_language_lists_the_codes_and_the_groups():
         validate({"languages": ["low9"]}, SCHEMA)
     message = str(info.value)
     assert "af ar bg" in message and " en " not in message  # the pivot is no choice
-    assert message.endswith("or group names: low4, low5, low8, laser14, dap28, xtreme36")
+    assert message.endswith(
+        "or group names: low4, low5, low8, laser14, dap28, xtreme36, tatoeba36, tatoeba112"
+    )
 
 
 def test_valid_batch_settings_pass():

@@ -6,9 +6,12 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 
 from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+
+pytestmark = pytest.mark.slow  # launches torchrun
 
 SHAPE = {
     "hidden_size": 32,

@@ -144,6 +144,10 @@ def _sample_args(clean_path: Path, out: Path) -> list[str | Path]:
         "error",
         "--per-source-cap",
         "none",
+        "--mining-pairs",
+        "0",
+        "--mining",
+        out / "mining.parquet",
     ]
 
 

@@ -1,13 +1,17 @@
-"""RTL (DAP eq. 4, 6): the head's input, what it predicts, and the loss by hand."""
+"""RTL (DAP eq. 4, 6): the head's input, what it predicts, and the loss by hand; its output
+layer over the English token ids (DAP's code), which the trainer derives from its data."""
 
 import math
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import torch
 from transformers import XLMRobertaConfig, XLMRobertaModel
 
 from xlsent.losses.rtl import representation_translation_loss
-from xlsent.models.rtl_head import RTLHead
+from xlsent.models.rtl_head import RTLHead, english_vocabulary
+from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
 
 
 def _encoder(layers: int = 3) -> XLMRobertaModel:
@@ -77,3 +81,186 @@ def test_padding_is_neither_attended_nor_predicted():
     # Sentence 0 alone gives the same predictions: no state of sentence 1 leaks in.
     single = head(states[:1], source_mask[:1], target_mask[:1])
     assert torch.allclose(single, logits[:2], atol=1e-5)
+
+
+# -- the output layer over English token ids (DAP's code, `rtl_vocabulary: english`) ---------
+KEPT = [2, 7, 9, 30]  # sorted: logit column j stands for token KEPT[j]
+
+
+def _heads(vocabulary) -> tuple[RTLHead, RTLHead]:
+    """A full head and a restricted one with the same weights (the MLM head's dense layer is
+    drawn from the same seed)."""
+    encoder = _encoder()
+    torch.manual_seed(5)
+    full = RTLHead(encoder, layers=2, mask_id=4).eval()
+    torch.manual_seed(5)
+    restricted = RTLHead(encoder, layers=2, mask_id=4, vocabulary=vocabulary).eval()
+    return full, restricted
+
+
+def _inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    torch.manual_seed(1)
+    return torch.randn(2, 4, 16), torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]]), torch.ones(2, 3)
+
+
+def test_the_restricted_head_gives_the_full_heads_logits_at_the_kept_rows():
+    full, restricted = _heads([30, 7, 2, 9, 7])  # any order, repeats: kept once, sorted
+    assert restricted.vocabulary.tolist() == KEPT
+    for name in ("dense.weight", "dense.bias", "layer_norm.weight"):
+        assert torch.equal(
+            full.lm_head.get_parameter(name), restricted.lm_head.get_parameter(name)
+        ), name
+    with torch.no_grad():
+        every = full(*_inputs())
+        kept = restricted(*_inputs())
+    assert every.shape == (6, 50) and kept.shape == (6, 4)
+    assert torch.allclose(kept, every[:, KEPT], atol=1e-6)
+
+
+def test_the_kept_rows_are_copies_untied_from_the_embeddings_as_in_daps_code():
+    full, restricted = _heads(KEPT)
+    head = restricted.lm_head
+    embeddings = restricted.embeddings.word_embeddings.weight
+    assert torch.equal(head.decoder.weight, embeddings[KEPT])
+    assert head.decoder.weight.data_ptr() != embeddings.data_ptr()
+    assert head.bias is head.decoder.bias and head.bias.shape == (4,)  # one bias, 4 rows
+    assert torch.equal(head.bias, full.lm_head.bias[KEPT])
+    # Trained on their own: a gradient reaches the rows, not the embeddings' other rows.
+    restricted.train()
+    restricted(*_inputs()).sum().backward()
+    assert head.decoder.weight.grad.abs().sum() > 0
+    others = torch.ones(50, dtype=torch.bool)
+    others[4] = False  # [MASK]'s row, the only one the head reads
+    assert embeddings.grad[others].abs().sum() == 0
+    # The full head's projection is its embeddings themselves.
+    assert full.lm_head.decoder.weight is full.embeddings.word_embeddings.weight
+
+
+def test_targets_map_to_their_rows_of_the_restricted_layer():
+    full, restricted = _heads(KEPT)
+    targets = torch.tensor([30, 2, 9, 7, 30])
+    assert restricted.target_rows(targets).tolist() == [3, 0, 2, 1, 3]
+    assert full.target_rows(targets) is targets  # the whole vocabulary: ids are the rows
+    with pytest.raises(ValueError, match=r"RTL targets \[5, 8\] are not among the head's 4"):
+        restricted.target_rows(torch.tensor([2, 8, 5, 8]))
+    with pytest.raises(ValueError, match="token ids in"):
+        RTLHead(_encoder(), layers=1, vocabulary=[3, 50])
+
+
+def test_the_loss_over_the_english_rows_is_the_cross_entropy_over_them_by_hand():
+    full, restricted = _heads(KEPT)
+    targets = torch.tensor([7, 30, 2, 9, 2, 7])
+    with torch.no_grad():
+        logits = full(*_inputs())
+        loss = representation_translation_loss(
+            restricted(*_inputs()), restricted.target_rows(targets)
+        )
+        whole = representation_translation_loss(logits, targets)
+    # By hand: each token's -log softmax over the kept ids' logits only.
+    by_hand = []
+    for row, target in zip(logits.tolist(), targets.tolist(), strict=True):
+        denominator = sum(math.exp(row[k]) for k in KEPT)
+        by_hand.append(-math.log(math.exp(row[target]) / denominator))
+    assert loss.item() == pytest.approx(sum(by_hand) / len(by_hand), rel=1e-5)
+    # The full softmax's denominator has 46 more positive terms: its loss is larger.
+    assert whole.item() > loss.item()
+
+
+def test_the_english_vocabulary_is_every_id_of_the_english_side_and_sep():
+    english = np.array([5, 3, 5, 9, 3], dtype=np.int32)
+    assert english_vocabulary(english, sep=2).tolist() == [2, 3, 5, 9]
+    assert english_vocabulary(english, sep=11).tolist() == [3, 5, 9, 11]
+    assert english_vocabulary(np.array([4, 2], dtype=np.int32), sep=2).tolist() == [2, 4]
+
+
+# -- the trainer derives it from its English training side -----------------------------------
+SHAPE = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+}
+
+
+def _dap_trainer(small_subwords, small_tokenizer, checkpoints, **overrides) -> Trainer:
+    settings = dict(
+        seed=3,
+        method="dap",
+        max_length=16,
+        lr=1e-3,
+        batch_size=16,
+        micro_batch_size=8,
+        max_steps=4,
+        eval_every=2,
+        checkpoint_every=2,
+        log_every=1,
+        dev_max_pairs=50,
+        device="cpu",
+        rtl_layers=1,
+    )
+    return Trainer(
+        TrainSettings(**{**settings, **overrides}),
+        ModelSpec("scratch", small_tokenizer, shape=SHAPE),
+        {lang: p["train"] for lang, p in small_subwords.items()},
+        {lang: p["dev"] for lang, p in small_subwords.items()},
+        checkpoints,
+    )
+
+
+def test_the_trainer_predicts_over_its_english_training_side(
+    small_subwords, small_tokenizer, tmp_path
+):
+    from transformers import AutoTokenizer
+
+    trainer = _dap_trainer(small_subwords, small_tokenizer, tmp_path)
+    # Every English id the training files hold within max_length (16: 14 subwords and the
+    # specials), and </s>, which RTL predicts after each sentence.
+    english = set()
+    for paths in small_subwords.values():
+        for row in pq.read_table(paths["train"], columns=["en_ids"]).column("en_ids").to_pylist():
+            english.update(row[:14])
+    sep = AutoTokenizer.from_pretrained(small_tokenizer).sep_token_id
+    assert sep not in english  # the files hold no specials: </s> is added
+    rtl = trainer.objective.rtl
+    assert rtl.vocabulary.tolist() == sorted(english | {sep})
+    assert rtl.lm_head.decoder.weight.shape == (len(english) + 1, SHAPE["hidden_size"])
+    assert len(english) + 1 < trainer.model.config.vocab_size  # a real restriction
+    record = trainer.train_step()  # every batch's targets find their rows
+    assert math.isfinite(record["parts"]["rtl"])
+
+    everything = _dap_trainer(
+        small_subwords, small_tokenizer, tmp_path / "all", rtl_vocabulary="all"
+    )
+    head = everything.objective.rtl
+    assert head.vocabulary is None
+    assert head.lm_head.decoder.weight is head.embeddings.word_embeddings.weight
+    assert everything.fingerprint != trainer.fingerprint  # a checkpoint of one is not resumed
+
+
+def test_a_dap_run_over_english_ids_resumes_exactly(small_subwords, small_tokenizer, tmp_path):
+    torch.set_num_threads(1)
+    straight = _dap_trainer(small_subwords, small_tokenizer, tmp_path / "a")
+    straight.run()
+    interrupted = _dap_trainer(small_subwords, small_tokenizer, tmp_path / "b")
+    original = interrupted.train_step
+
+    def stop_after_step_2():
+        record = original()
+        if interrupted.step == 2:
+            interrupted._request_stop(15, None)
+        return record
+
+    interrupted.train_step = stop_after_step_2
+    with pytest.raises(Preempted):
+        interrupted.run()
+    resumed = _dap_trainer(small_subwords, small_tokenizer, tmp_path / "b")
+    resumed.run()
+    assert resumed.step == straight.step == 4
+    timings = ("pairs_per_s", "tokens_per_s")
+    logged = [
+        [{k: v for k, v in e.items() if k not in timings} for e in t.history]
+        for t in (straight, resumed)
+    ]
+    assert logged[0] == logged[1]  # every loss, RTL's included, and every dev score
+    for name, tensor in straight.objective.state_dict().items():
+        assert torch.equal(tensor, resumed.objective.state_dict()[name]), name

@@ -15,6 +15,7 @@ from xlsent.config import NOT_PROGRAM_SETTINGS, program_settings
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
 from xlsent.models.encoder import SHAPE_KEYS
+from xlsent.train.dualpivot import DualPivotSettings
 from xlsent.train.loop import TrainSettings
 
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())["properties"]
@@ -38,6 +39,11 @@ CASES = {
     "train": (
         TrainSettings,
         program_settings("train", _defaults(SCHEMA["train"]["properties"])),
+        {"seed": "the run's seed", "method": "the run's method"},
+    ),
+    "dualpivot": (
+        DualPivotSettings,
+        program_settings("dualpivot", _defaults(SCHEMA["dualpivot"]["properties"])),
         {"seed": "the run's seed", "method": "the run's method"},
     ),
     "bisent2vec": (

@@ -65,7 +65,12 @@ def test_encoder_must_return_one_row_per_sentence(tmp_path):
 
 @needs_tatoeba
 @pytest.mark.shared
-@pytest.mark.parametrize(("lang", "iso3"), [("zh", "cmn"), ("sw", "swh"), ("fa", "pes")])
+# Macrolanguages whose files name the individual language, and languages only evaluated
+# (no ISO 639-1 code: LASER's code is theirs).
+@pytest.mark.parametrize(
+    ("lang", "iso3"),
+    [("zh", "cmn"), ("sw", "swh"), ("fa", "pes"), ("lv", "lvs"), ("ms", "zsm"), ("ast", "ast")],
+)
 def test_laser_names_on_real_files(lang, iso3):
     xx, en = tatoeba_files(TATOEBA, lang)
     assert (xx.name, en.name) == (f"tatoeba.{iso3}-eng.{iso3}", f"tatoeba.{iso3}-eng.eng")

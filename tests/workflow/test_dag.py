@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 import pytest
 import yaml
@@ -27,21 +28,27 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         "opus_download": downloads,
         "clean": languages,
         "sample": languages,
-        "fetch_model": 1,
-        "tokenizer": 1,
-        "subwords": 2 * languages,
+        # xlm-roberta-base for the fine-tuning runs, xlm-roberta-large for the dual-pivot ones
+        "fetch_model": 2,
+        "tokenizer": 2,
+        # every language's train and dev splits for xlmr, the pivots' (de, ar) for xlmr-large
+        "subwords": 2 * languages + 2 * 2,
         # The alignment shards hide behind the `sample` checkpoint; their manifests and the
         # word spans of the wacse runs are planned.
         "align_manifest": languages,
         "word_spans": languages,
-        # tr, wacse, dap × seeds 42 and 0; six 10K-step ablations (WACSE Tables 8-10 and
-        # WTR's temperature)
-        "train": 3 * 2 + 6,
+        # tr, wacse, dap, tr-tlm × seeds 42 and 0; six 10K-step ablations (WACSE Tables 8-10
+        # and WTR's temperature)
+        "train": 4 * 2 + 6,
+        # dual-pivot: sup and unsup on de and on ar, the best single layer, Table 4's two
+        # ablations
+        "train_dualpivot": 7,
         "fetch_tatoeba": 1,
-        "eval_tatoeba": 3 * 2 + 6,
+        "eval_tatoeba": 4 * 2 + 6 + 7,
         # bisent2vec-uni, bisent2vec-bi and fasttext-cbow × seeds 42 and 0: a model per
         # language on its training words (the C++ trainer built once), one evaluation each.
-        "words": languages,
+        # the training words, and the dev words of the tf-idf weights (bisent2vec.tfidf)
+        "words": 2 * languages,
         "bisent2vec_build": 1,
         "bisent2vec_train": 3 * 2 * languages,
         "eval_tatoeba_bisent2vec": 3 * 2,
@@ -172,3 +179,36 @@ def test_a_changed_local_corpus_file_reruns_only_its_language(tmp_path):
             lines = f.readlines()
         path.write_bytes(gzip.compress(b"".join(lines[:-1])))
     assert planned_jobs(tmp_path, configfile, *targets) == {"clean": 1, "sample": 1}
+
+
+def _dag_edges(workdir, configfile, *targets: str) -> set[tuple[str, str]]:
+    """The edges of the planned DAG (`snakemake --dag`) between jobs named `rule run`."""
+    out = snakemake(workdir, *targets, "--dag", "--configfile", str(configfile)).stdout
+    names = {
+        node: " ".join([rule, *re.findall(r"\\nrun: ([\w-]+)", label)])
+        for node, rule, label in re.findall(r'^\s*(\d+)\[label = "(\w+)((?:\\n[^"]*)?)"', out, re.M)
+    }
+    return {(names[a], names[b]) for a, b in re.findall(r"^\s*(\d+) -> (\d+)$", out, re.M)}
+
+
+def test_a_run_starting_from_another_trains_after_it(tmp_path):
+    """`init_from` is a dependency: the demo's pretraining (mlm) is trained first, and the
+    runs that fine-tune or freeze it read its model."""
+    config = demo_config()
+    starts = [run for run, spec in config["runs"].items() if spec.get("init_from") == "mlm"]
+    assert {"tr", "wacse", "dap", "dualpivot-sup", "dualpivot-unsup", "dualpivot-layer"} <= set(
+        starts
+    )
+    configfile = write_config(tmp_path / "config.yaml", config)
+    targets = [f"results/models/{run}/seed42" for run in starts]
+    edges = _dag_edges(tmp_path, configfile, *targets)
+    for run in starts:
+        rule = "train_dualpivot" if run.startswith("dualpivot") else "train"
+        assert ("train mlm", f"{rule} {run}") in edges, run
+    # Without init_from the runs train from scratch, with no edge from mlm.
+    for spec in config["runs"].values():
+        spec.pop("init_from", None)
+    config["runs"] = {k: v for k, v in config["runs"].items() if not k.startswith("dualpivot")}
+    alone = _dag_edges(tmp_path, write_config(tmp_path / "alone.yaml", config), *targets[:3])
+    assert ("tokenizer", "train tr") in alone
+    assert not any(a == "train mlm" for a, _ in alone)

@@ -18,14 +18,20 @@ DEMO_LANGS = languages.resolve(demo_config()["languages"])
 
 
 RUNS = list(demo_config()["runs"])
-# The runs that train an encoder (eval_tatoeba); the others train word vectors per language.
+# The runs that encode sentences (eval_tatoeba): those that train an encoder (train) and the
+# dual-pivot heads over one (train_dualpivot); the others train word vectors per language.
 ENCODER_RUNS = [run for run, spec in demo_config()["runs"].items() if "model" in spec]
+DUALPIVOT_RUNS = [run for run in ENCODER_RUNS if run.startswith("dualpivot")]
 
 
 def test_demo_writes_the_tatoeba_table(demo_run):
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
     assert summary["run"].to_list() == RUNS
-    assert RUNS == ["tr", "wacse", "dap", "tr-awp", "tr-wtr", "bisent2vec-uni", "fasttext-cbow"]
+    assert [
+        *("mlm", "tr", "wacse", "dap", "tr-awp", "tr-wtr"),
+        *("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer"),
+        *("bisent2vec-uni", "fasttext-cbow"),
+    ] == RUNS
     for group in ("low4", "low5", "low8", "all"):
         assert all(0 < value <= 100 for value in summary[group])
     per_language = pl.read_csv(demo_run / "results/tables/tatoeba_langs.csv")
@@ -53,12 +59,28 @@ def test_report_embeds_the_tables_and_plots(demo_run, tmp_path):
         "tables/ablation.csv",
         "plots/tatoeba_groups.png",
         "plots/dev_curves.png",
+        "tables/bucc.csv",
+        "tables/transfer.csv",
+        "plots/aligned_words.png",
+        "plots/tatoeba_tokens.png",
+        "tables/cost.csv",
     ):
         # Each output marked with report() is embedded whole, as a base64 data URI.
         assert base64.b64encode((demo_run / "results" / path).read_bytes()).decode() in html
     # The captions are rendered with the run's config.
     groups = ", ".join(demo_config()["tables"]["groups"])
     assert "Tatoeba retrieval accuracy" in html and f"({groups})" in html
+
+
+def test_demo_writes_the_mining_and_transfer_tables_and_the_figures(demo_run):
+    bucc = pl.read_csv(demo_run / "results/tables/bucc.csv")
+    assert bucc["run"].to_list() == ENCODER_RUNS
+    transfer = pl.read_csv(demo_run / "results/tables/transfer.csv")
+    # The dual-pivot runs and the encoder they read, each on its pivot (de) and the others.
+    assert transfer["run"].to_list() == ["mlm", *DUALPIVOT_RUNS]
+    for figure in ("aligned_words", "tatoeba_tokens"):
+        stats = json.loads((demo_run / f"results/plots/{figure}.json").read_text())
+        assert stats, figure
 
 
 def test_word_level_runs_log_their_losses(demo_run):
@@ -121,7 +143,8 @@ def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
         "subwords": 2 * n,
         "align_manifest": n,
         "word_spans": n,
-        "train": len(ENCODER_RUNS),
+        "train": len(ENCODER_RUNS) - len(DUALPIVOT_RUNS),
+        "train_dualpivot": len(DUALPIVOT_RUNS),
         "eval_tatoeba": len(ENCODER_RUNS),
         # The word-vector runs: a model per language on its new words, then their evaluation.
         "words": n,

@@ -1,8 +1,9 @@
 """Kill anything, anywhere: a plain rerun recovers with the results of an uninterrupted run.
 
 On a tiny DAG of the whole workflow (two languages of the embedded demo; a one-layer encoder
-trained with TR and with WACSE on WSPAlign links of a tiny aligner built here; Bi-Sent2vec;
-Tatoeba; tables and plots), every long-running job kind is killed with SIGKILL at its named
+pretrained with MLM, then trained with TR from it and with WACSE on WSPAlign links of a tiny
+aligner built here; a dual-pivot head over the MLM encoder; Bi-Sent2vec; Tatoeba; tables and
+plots), every long-running job kind is killed with SIGKILL at its named
 kill point (`xlsent.faults`), and Snakemake itself with SIGTERM and with SIGKILL. After each
 kill:
 
@@ -57,6 +58,8 @@ KILL_POINTS = [
     "train.evaluate",
     "train.checkpoint",
     "train.export",
+    "dualpivot.train",
+    "dualpivot.export",
     "bisent2vec_train",
     "eval_tatoeba",
 ]
@@ -114,8 +117,22 @@ def base_config(aligner: Path) -> dict:
             }
         },
         "runs": {
-            "tr": {"method": "tr", "model": "tiny", "seeds": [42], "train": {"max_steps": 12}},
+            "mlm": {"method": "mlm", "model": "tiny", "seeds": [42], "train": {"max_steps": 4}},
+            "tr": {
+                "method": "tr",
+                "model": "tiny",
+                "seeds": [42],
+                "init_from": "mlm",
+                "train": {"max_steps": 12},
+            },
             "wacse": {"method": "wacse", "model": "tiny", "seeds": [42], "train": {"max_steps": 8}},
+            "dualpivot-sup": {
+                "method": "dualpivot-sup",
+                "model": "tiny",
+                "seeds": [42],
+                "init_from": "mlm",
+                "dualpivot": {"pivot": "kk", "steps": 6, "log_every": 3, "batch_size": 8},
+            },
             "bisent2vec-uni": {"method": "bisent2vec", "seeds": [42]},
         },
         "train": {
@@ -129,6 +146,7 @@ def base_config(aligner: Path) -> dict:
             "gpus": 0,
             "threads": 1,
         },
+        "dualpivot": {"max_length": 24, "gpus": 0, "threads": 1},
         "bisent2vec": {"dim": 16, "min_count": 1, "epoch": 5, "lr": 0.2, "threads": 1},
         "evaluate": {"batch_size": 64, "tatoeba": {"dir": "results/demo/tatoeba"}},
         "tables": {"groups": ["low4"], "ablation": {"runs": ["tr", "wacse"]}},

@@ -73,6 +73,22 @@ def test_one_runs_training_setting_reruns_that_run_and_the_tables(demo_run, tmp_
     assert "tables_ablation" not in aggregates
 
 
+def test_a_pretraining_setting_retrains_every_run_that_starts_from_it(demo_run, tmp_path):
+    """The demo's encoder and dual-pivot runs start from `mlm` (init_from): a change of mlm's
+    training retrains it, then each of them (and evaluates them again); the word-vector runs,
+    which start from no model, stay."""
+    config = demo_config()
+    config["runs"]["mlm"].setdefault("train", {})["lr"] = 1.0e-3
+    jobs = planned(demo_run, write_config(tmp_path / "changed.yaml", config))
+    starting = {run for run, spec in config["runs"].items() if spec.get("init_from") == "mlm"}
+    assert {"tr", "wacse", "dualpivot-sup"} <= starting
+    trained = {w["run"] for rule, w in jobs if rule in ("train", "train_dualpivot")}
+    assert trained == {"mlm"} | starting
+    evaluated = {w["run"] for rule, w in jobs if rule == "eval_tatoeba"}
+    assert evaluated == trained
+    assert not [rule for rule, _ in jobs if rule.startswith("bisent2vec") or "bli" in rule]
+
+
 # -- a local corpus: a directory of Moses files -------------------------------------------
 
 LANGS = ["kk", "te"]

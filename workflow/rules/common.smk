@@ -6,15 +6,20 @@ from pathlib import Path
 
 from xlsent import languages
 from xlsent.config import (
+    DUALPIVOT_METHODS,
     ENCODER_METHODS,
     WORD_VECTOR_METHODS,
     bisent2vec_settings,
     bli_dictionaries,
+    dualpivot_settings,
+    init_source,
     program_settings,
+    run_max_length,
     run_seeds,
     runs_of,
     train_settings,
     trainer_settings,
+    transfer_pivots,
 )
 from xlsent.align.shards import shard_count
 from xlsent.corpus import demo, sources
@@ -25,10 +30,15 @@ LANGS = languages.resolve(config["languages"])
 EVAL_LANGS = languages.resolve(TATOEBA["languages"] or config["languages"])
 RUN_SEEDS = list(run_seeds(config))
 TATOEBA_DIR = TATOEBA["dir"] or "results/data/tatoeba"
-# Runs that train an encoder (train, eval_tatoeba) and runs that train word vectors per
-# language pair (bisent2vec_train, eval_tatoeba_bisent2vec, eval_bli).
+# Runs that train an encoder (train), a head over a frozen encoder (train_dualpivot), both
+# evaluated as sentence encoders (eval_tatoeba); and runs that train word vectors per language
+# pair (bisent2vec_train, eval_tatoeba_bisent2vec, eval_bli).
 ENCODER_RUNS = runs_of(config, ENCODER_METHODS)
+DUALPIVOT_RUNS = runs_of(config, DUALPIVOT_METHODS)
+SENTENCE_ENCODER_RUNS = ENCODER_RUNS + DUALPIVOT_RUNS
 WORD_VECTOR_RUNS = runs_of(config, WORD_VECTOR_METHODS)
+# The rows of the transfer table (dual-pivot) and each one's pivot language.
+TRANSFER = transfer_pivots(config)
 BLI = bli_dictionaries(config)
 
 
@@ -183,6 +193,29 @@ def train_pattern(run):
     return SUBWORDS.replace("{split}", "train")
 
 
+def start_weights(wildcards):
+    """The model directory a run starts from (or freezes): the model of the run `init_from`
+    names (trained first, so a change there retrains this run), the pretrained model, or
+    none for a scratch model."""
+    source = init_source(config, wildcards.run, int(wildcards.seed))
+    if source is not None:
+        return f"results/models/{source.run}/seed{source.seed}"
+    model = model_of(wildcards.run)
+    if model_spec(model)["init"] == "pretrained":
+        return f"results/pretrained/{model}"
+    return None
+
+
+def start_spec(wildcards):
+    """The run's model entry as its trainer builds it: from a run's model, a pretrained
+    one (`init_from` makes a scratch model's run start from trained weights)."""
+    spec = dict(model_spec(model_of(wildcards.run)))
+    source = init_source(config, wildcards.run, int(wildcards.seed))
+    if source is not None:
+        spec.update(init="pretrained", init_from=f"{source.run}/seed{source.seed}")
+    return as_json(spec)
+
+
 def train_inputs(wildcards):
     model = model_of(wildcards.run)
     inputs = {
@@ -190,8 +223,9 @@ def train_inputs(wildcards):
         "train": expand(train_pattern(wildcards.run), model=model, lang=LANGS),
         "dev": expand(SUBWORDS, model=model, lang=LANGS, split="dev"),
     }
-    if model_spec(model)["init"] == "pretrained":
-        inputs["pretrained"] = f"results/pretrained/{model}"
+    start = start_weights(wildcards)
+    if start is not None:
+        inputs["pretrained"] = start
     return inputs
 
 
@@ -217,6 +251,22 @@ def train_args(wildcards, input):
     return args
 
 
+def dualpivot_of(wildcards):
+    return dualpivot_settings(config, wildcards.run, int(wildcards.seed))
+
+
+def dualpivot_inputs(wildcards):
+    """The frozen encoder, its tokenizer, and the pivot's train and dev subwords."""
+    model = model_of(wildcards.run)
+    pivot = dualpivot_of(wildcards)["pivot"]
+    return {
+        "encoder": start_weights(wildcards),
+        "tokenizer": f"results/tokenizers/{model}",
+        "train": SUBWORDS.format(model=model, lang=pivot, split="train"),
+        "dev": SUBWORDS.format(model=model, lang=pivot, split="dev"),
+    }
+
+
 # -- evaluate --------------------------------------------------------------------------
 
 
@@ -229,7 +279,7 @@ def tatoeba_files(langs):
 
 
 def eval_max_length(wildcards):
-    return config["evaluate"]["max_length"] or settings_of(wildcards)["max_length"]
+    return config["evaluate"]["max_length"] or run_max_length(config, wildcards.run)
 
 
 # -- bisent2vec ------------------------------------------------------------------------
@@ -347,11 +397,21 @@ def bli_results():
 
 def cost_table_after():
     """The outputs the cost table waits for: every other table and the plots."""
-    after = ["results/tables/tatoeba.csv", "results/plots/tatoeba_groups.png"]
+    after = [
+        "results/tables/tatoeba.csv",
+        "results/plots/tatoeba_groups.png",
+        *figure_plots(),
+    ]
     if config["tables"]["ablation"]["runs"]:
         after.append("results/tables/ablation.csv")
+    if TRANSFER:
+        after.append("results/tables/transfer.csv")
     if bli_results():
         after.append("results/tables/bli.csv")
+    if bucc_results():
+        after.append("results/tables/bucc.csv")
+    if mteb_results():
+        after.append("results/tables/mteb.csv")
     return after
 
 
@@ -359,7 +419,208 @@ def gpus_per_job():
     """`STAGE=N` / `STAGE/RUN=N`: the GPUs each job of a stage held, for GPU hours."""
     held = [
         f"train/{run}={train_settings(config, run, 0)['gpus']}" for run in ENCODER_RUNS
+    ] + [
+        f"train_dualpivot/{run}={dualpivot_settings(config, run, 0)['gpus']}"
+        for run in DUALPIVOT_RUNS
     ]
     if ALIGN["method"] == "wspalign":
         held.append(f"align={ALIGN['wspalign']['gpus']}")
     return held
+
+
+# -- figures ---------------------------------------------------------------------------
+
+from xlsent.config import figures
+
+# The papers' figures this config draws, by name (results/plots/{name}.png): their runs and
+# languages, null settings resolved (xlsent.config.figures).
+FIGURES = figures(config)
+
+
+def figure_models(name):
+    """{run: model directory} of a figure's runs, each its first seed, in panel order."""
+    return {
+        run: f"results/models/{run}/seed{config['runs'][run]['seeds'][0]}"
+        for run in FIGURES[name].runs
+    }
+
+
+def figure_max_length(name):
+    """The subwords per sentence that every run of a figure was evaluated at."""
+    return min(
+        config["evaluate"]["max_length"] or train_settings(config, run, 0)["max_length"]
+        for run in FIGURES[name].runs
+    )
+
+
+def figure_model_args(name):
+    """`run=model` arguments of a figure's command, in panel order."""
+    items = figure_models(name).items()
+    return " ".join(shlex.quote(f"{run}={path}") for run, path in items)
+
+
+def figure_plots():
+    return [f"results/plots/{name}.png" for name in FIGURES]
+
+
+# -- mining ----------------------------------------------------------------------------
+
+from xlsent.evaluate import bucc as bucc_layout
+from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
+
+BUCC = config["evaluate"]["bucc"]
+BUCC_HELDOUT = BUCC["heldout"]
+try:
+    BUCC_LANGS = languages.resolve(BUCC["languages"])
+except languages.UnknownLanguageError as err:
+    raise WorkflowError(f"config key `evaluate.bucc.languages`: {err}") from None
+# The BUCC-layout directory the encoder runs are mined on, and its (threshold, test) splits:
+# the shared task's files (given, or downloaded), or the mining set built from held-out pairs.
+MINING_SET_DIR = "results/data/mining"
+if BUCC["source"] == "heldout":
+    BUCC_DIR = MINING_SET_DIR
+    BUCC_SPLITS = list(MINING_SET_SPLITS)
+else:
+    BUCC_DIR = BUCC["bucc2018"]["dir"] or "results/data/bucc2018"
+    BUCC_SPLITS = [BUCC["bucc2018"]["threshold_split"], BUCC["bucc2018"]["test_split"]]
+
+
+def _check_bucc():
+    """What the mining settings need of the rest of the config, named by key (here rather
+    than in xlsent.config: only the workflow knows where held-out pairs come from)."""
+    if BUCC["pivot"] is not None and BUCC["pivot"] not in BUCC_LANGS:
+        raise WorkflowError(
+            f"config key `evaluate.bucc.pivot`: {BUCC['pivot']!r} is not one of "
+            f"`evaluate.bucc.languages` ({', '.join(BUCC_LANGS) or 'none'}): the pivot's "
+            "threshold is chosen on its own mining split"
+        )
+    if not BUCC_LANGS:
+        return
+    if BUCC["source"] == "bucc2018":
+        given = BUCC["bucc2018"]["dir"]
+        missing = [path for path in bucc_files(BUCC_LANGS) if not Path(path).is_file()]
+        if given and missing and workflow.is_main_process:
+            raise WorkflowError(
+                f"config key `evaluate.bucc.bucc2018.dir`: {given} lacks "
+                f"{', '.join(Path(path).name for path in missing)}: put the BUCC 2018 files "
+                "there ({xx}-en.{split}.{xx|en|gold}, or in {xx}-en/), or leave it null to "
+                "download them"
+            )
+        return
+    if BUCC_HELDOUT["from"] == "corpus":
+        outside = [lang for lang in BUCC_LANGS if lang not in LANGS]
+        if outside:
+            raise WorkflowError(
+                f"config key `evaluate.bucc.languages`: {', '.join(outside)} not in "
+                "`languages`, so the corpus stage holds out no pairs of them: mine languages "
+                "of `languages`, or set evaluate.bucc.heldout.from: tatoeba"
+            )
+        if CORPUS["mining_pairs"] == 0:
+            raise WorkflowError(
+                "config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs "
+                "for the mining set that evaluate.bucc.heldout.from: corpus asks for: set it "
+                "(e.g. 2000), or take the pairs from the Tatoeba test set (from: tatoeba)"
+            )
+    else:
+        outside = [lang for lang in BUCC_LANGS if lang not in EVAL_LANGS]
+        if outside:
+            raise WorkflowError(
+                f"config key `evaluate.bucc.languages`: {', '.join(outside)} not among the "
+                "Tatoeba languages (evaluate.tatoeba.languages) that the mining set is built "
+                "from: add them there, or leave them out"
+            )
+
+
+def bucc_files(langs):
+    """Every file the mining evaluation reads: per language and split, both sides and gold."""
+    return [
+        str(path)
+        for lang in langs
+        for split in BUCC_SPLITS
+        for path in bucc_layout.split_files(BUCC_DIR, lang, split)
+    ]
+
+
+_check_bucc()
+
+
+MINING_PAIRS = "results/corpus/{lang}/mining.parquet"
+
+
+def mining_set_files():
+    """What the mining_set rule writes: the offline set's splits of every mined language."""
+    return [
+        str(path)
+        for lang in BUCC_LANGS
+        for split in MINING_SET_SPLITS
+        for path in bucc_layout.split_files(MINING_SET_DIR, lang, split)
+    ]
+
+
+def mining_set_inputs(wildcards):
+    """The held-out pairs the mining set is built from, per language."""
+    if BUCC_HELDOUT["from"] == "corpus":
+        return expand(MINING_PAIRS, lang=BUCC_LANGS)
+    return tatoeba_files(BUCC_LANGS)
+
+
+def mining_set_pairs(wildcards):
+    """`lang=PATH` arguments of `xlsent mining-set`: a corpus split, or the Tatoeba folder."""
+    pattern = MINING_PAIRS if BUCC_HELDOUT["from"] == "corpus" else TATOEBA_DIR
+    return lang_args(pattern, BUCC_LANGS)
+
+
+def bucc_results():
+    """Every mining result: sentence-encoder run × seed, when languages are to be mined."""
+    if not BUCC_LANGS:
+        return []
+    return [
+        f"results/eval/bucc/{rs.run}/seed{rs.seed}.parquet"
+        for rs in RUN_SEEDS
+        if rs.run in SENTENCE_ENCODER_RUNS
+    ]
+
+
+# -- mteb ------------------------------------------------------------------------------
+
+MTEB = config["evaluate"]["mteb"]
+# The languages whose subsets (with English) MTEB evaluates.
+MTEB_LANGS = languages.resolve(MTEB["languages"] or EVAL_LANGS)
+# MTEB names a subset's languages, not each text's (STS17 en-de, Tatoeba kaz-eng): an encoder
+# with language embeddings cannot be told which text is in which language, so its runs are
+# left out (their Tatoeba and BUCC numbers are in those tables).
+MTEB_RUNS = [
+    run
+    for run in SENTENCE_ENCODER_RUNS
+    if run not in ENCODER_RUNS
+    or not train_settings(config, run, 0)["language_embeddings"]
+]
+
+
+def mteb_inputs(wildcards):
+    """The model, and the LASER files when LocalTatoeba reads them."""
+    inputs = {"model": f"results/models/{wildcards.run}/seed{wildcards.seed}"}
+    if "LocalTatoeba" in MTEB["tasks"]:
+        inputs["tatoeba"] = tatoeba_files(MTEB_LANGS)
+    return inputs
+
+
+def mteb_args(wildcards, input):
+    """The flags of `xlsent eval-mteb` that only some configurations pass."""
+    args = []
+    if "tatoeba" in input.keys():
+        args += ["--tatoeba-dir", str(Path(input.tatoeba[0]).parent)]
+    if MTEB["cache_dir"]:
+        args += ["--cache-dir", MTEB["cache_dir"]]
+    return shlex.join(args)
+
+
+def mteb_results():
+    """Every MTEB result directory, `RUN/seedSEED=DIR` for the table; none without tasks."""
+    if not MTEB["tasks"]:
+        return {}
+    return {
+        f"{rs.run}/seed{rs.seed}": f"results/eval/mteb/{rs.run}/seed{rs.seed}"
+        for rs in RUN_SEEDS
+        if rs.run in MTEB_RUNS
+    }

@@ -69,6 +69,8 @@ checkpoint sample:
     output:
         train="results/corpus/{lang}/train.parquet",
         dev="results/corpus/{lang}/dev.parquet",
+        # Pairs held out for the offline mining set (corpus.mining_pairs; empty with 0).
+        mining="results/corpus/{lang}/mining.parquet",
         stats="results/corpus/{lang}/sample_stats.json",
     log:
         "logs/sample/{lang}.log",
@@ -91,6 +93,7 @@ checkpoint sample:
         min_dev_pairs=CORPUS["min_dev_pairs"],
         min_pairs_action=CORPUS["min_pairs_action"],
         per_source_cap=CORPUS["per_source_cap"],
+        mining_pairs=CORPUS["mining_pairs"],
     shell:
         "xlsent sample --lang {wildcards.lang} --clean {input} --train {output.train}"
         " --dev {output.dev} --stats {output.stats} --max-pairs {params.max_pairs}"
@@ -98,7 +101,8 @@ checkpoint sample:
         " --seed {params.seed} --min-train-pairs {params.min_train_pairs}"
         " --min-dev-pairs {params.min_dev_pairs}"
         " --min-pairs-action {params.min_pairs_action}"
-        " --per-source-cap {params.per_source_cap} 2> {log}"
+        " --per-source-cap {params.per_source_cap} --mining-pairs {params.mining_pairs}"
+        " --mining {output.mining} 2> {log}"
 
 
 rule demo_testset:

@@ -34,9 +34,9 @@ rule eval_tatoeba:
         "logs/eval/tatoeba/{run}/seed{seed}.log",
     benchmark:
         "results/benchmarks/eval/tatoeba/{run}/seed{seed}.tsv"
-    # Encoder runs; the word-vector runs have eval_tatoeba_bisent2vec.
+    # Encoder and dual-pivot runs; the word-vector runs have eval_tatoeba_bisent2vec.
     wildcard_constraints:
-        run=names_regex(ENCODER_RUNS),
+        run=names_regex(SENTENCE_ENCODER_RUNS),
     conda:
         "../../envs/eval.yaml"
     # Encodes each language's ~1000 Tatoeba pairs on CPU (evaluate.device auto finds no GPU
@@ -146,3 +146,141 @@ rule eval_bli:
         " --direction {wildcards.direction} --dictionary {input.dictionary}"
         " --run {wildcards.run} --seed {wildcards.seed} --out {output.results}"
         " --stats {output.stats} 2> {log}"
+
+
+if BUCC_LANGS and BUCC["source"] == "bucc2018" and not BUCC["bucc2018"]["dir"]:
+
+    rule fetch_bucc:
+        # BUCC 2018's tarballs of the threshold and test splits (with gold), unpacked.
+        output:
+            bucc_files(BUCC_LANGS),
+        log:
+            "logs/fetch_bucc.log",
+        # On the login node: compute nodes may have no internet access.
+        localrule: True
+        conda:
+            "../../envs/eval.yaml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+        params:
+            url=BUCC["bucc2018"]["url"],
+            dir=BUCC_DIR,
+            langs=BUCC_LANGS,
+            splits=BUCC_SPLITS,
+        shell:
+            "xlsent fetch-bucc --url {params.url} --dir {params.dir} --langs {params.langs}"
+            " --splits {params.splits} --download-dir results/downloads/bucc2018 2> {log}"
+
+
+rule mining_set:
+    # The offline mining set in the BUCC layout: each mined language's held-out pairs (the
+    # sample stage's mining split, or the Tatoeba test set), a share of them without their
+    # translation, split into the threshold's split (dev) and the test split. Seconds.
+    input:
+        mining_set_inputs,
+    output:
+        mining_set_files(),
+        stats=f"{MINING_SET_DIR}/stats.json",
+    log:
+        "logs/mining_set.log",
+    benchmark:
+        "results/benchmarks/mining_set.tsv"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        source=BUCC_HELDOUT["from"],
+        pairs=mining_set_pairs,
+        distractors=BUCC_HELDOUT["distractors"],
+        threshold_share=BUCC_HELDOUT["threshold_share"],
+        seed=BUCC_HELDOUT["seed"],
+        out_dir=MINING_SET_DIR,
+    shell:
+        "xlsent mining-set --from {params.source} --pairs {params.pairs}"
+        " --distractors {params.distractors} --threshold-share {params.threshold_share}"
+        " --seed {params.seed} --out-dir {params.out_dir} --stats {output.stats} 2> {log}"
+
+
+rule eval_bucc:
+    # Bitext mining of a sentence encoder (xlsent.evaluate.bucc): each split of each
+    # language encoded and mined by margin (faiss kNN both ways, evaluate.bucc.mining), the
+    # threshold chosen on the threshold split's gold, P/R/F1 on the test split.
+    input:
+        model="results/models/{run}/seed{seed}",
+        data=bucc_files(BUCC_LANGS),
+    output:
+        "results/eval/bucc/{run}/seed{seed}.parquet",
+    log:
+        "logs/eval/bucc/{run}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/eval/bucc/{run}/seed{seed}.tsv"
+    wildcard_constraints:
+        run=names_regex(SENTENCE_ENCODER_RUNS),
+    conda:
+        "../../envs/eval.yaml"
+    # BUCC 2018's training split is ~400K sentences a side per language: encoding dominates
+    # (hours for xlm-roberta-base on CPU; evaluate.device auto takes a GPU the job has), and
+    # exact kNN both ways is 2·n²·d multiply-adds (index: ivf or hnsw for less). Memory: both
+    # sides' float32 vectors, plus a copy for an approximate index.
+    threads: 8
+    resources:
+        mem_mb=lambda w, attempt: 16000 * attempt,
+        runtime=lambda w, attempt: 480 * attempt,
+    params:
+        dir=BUCC_DIR,
+        langs=BUCC_LANGS,
+        threshold_split=BUCC_SPLITS[0],
+        test_split=BUCC_SPLITS[1],
+        pivot=BUCC["pivot"],
+        settings=as_json(BUCC["mining"]),
+        max_length=eval_max_length,
+        batch_size=config["evaluate"]["batch_size"],
+        device=config["evaluate"]["device"],
+    shell:
+        "xlsent eval-bucc --model {input.model} --dir {params.dir} --langs {params.langs}"
+        " --threshold-split {params.threshold_split} --test-split {params.test_split}"
+        " --pivot {params.pivot} --settings {params.settings:q} --run {wildcards.run}"
+        " --seed {wildcards.seed} --max-length {params.max_length}"
+        " --batch-size {params.batch_size} --device {params.device} --threads {threads}"
+        " --out {output} 2> {log}"
+
+
+rule eval_mteb:
+    # MTEB's tasks (evaluate.mteb.tasks) through MTEB's evaluators (xlsent.evaluate.mteb):
+    # one JSON per task, as MTEB writes it. Hub tasks download their data, or read the cache
+    # of evaluate.mteb.cache_dir offline.
+    input:
+        unpack(mteb_inputs),
+    output:
+        directory("results/eval/mteb/{run}/seed{seed}"),
+    log:
+        "logs/eval/mteb/{run}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/eval/mteb/{run}/seed{seed}.tsv"
+    wildcard_constraints:
+        run=names_regex(MTEB_RUNS),
+    conda:
+        "../../envs/eval.yaml"
+    # Encoding dominates: XNLI's 15 languages alone are ~220K sentences, BUCC's and Flores'
+    # corpora more; hours for xlm-roberta-base on CPU (evaluate.device auto takes a GPU the
+    # job has: give the rule one in a site profile).
+    threads: 8
+    resources:
+        mem_mb=lambda w, attempt: 16000 * attempt,
+        runtime=lambda w, attempt: 480 * attempt,
+    params:
+        tasks=MTEB["tasks"],
+        langs=MTEB_LANGS,
+        args=mteb_args,
+        max_length=eval_max_length,
+        batch_size=config["evaluate"]["batch_size"],
+        device=config["evaluate"]["device"],
+    shell:
+        "xlsent eval-mteb --model {input.model} --tasks {params.tasks}"
+        " --langs {params.langs} {params.args} --run {wildcards.run} --seed {wildcards.seed}"
+        " --max-length {params.max_length} --batch-size {params.batch_size}"
+        " --device {params.device} --threads {threads} --out {output} 2> {log}"

@@ -80,6 +80,43 @@ rule tables_ablation:
         " --corpus-stats {input.corpus_stats} --out {output.csv} {input.results} 2> {log}"
 
 
+rule tables_transfer:
+    # Dual-pivot transfer: Tatoeba on each run's pivot language and over the others.
+    input:
+        [
+            f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet"
+            for rs in RUN_SEEDS
+            if rs.run in TRANSFER
+        ],
+    output:
+        csv=report(
+            "results/tables/transfer.csv",
+            caption="../report/transfer.rst",
+            category="Tables",
+            labels={"table": "Transfer from one pivot pair (dual-pivot)"},
+        ),
+        md="results/tables/transfer.md",
+    log:
+        "logs/tables/transfer.log",
+    benchmark:
+        "results/benchmarks/tables/transfer.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        pivots=[f"{run}={pivot}" for run, pivot in TRANSFER.items()],
+        trained=LANGS,
+        groups=config["tables"]["transfer"]["groups"],
+    shell:
+        "xlsent tables-transfer --pivots {params.pivots} --trained {params.trained}"
+        " --groups {params.groups} --out {output.csv} {input} 2> {log}"
+
+
 rule plots:
     input:
         summary="results/tables/tatoeba.csv",
@@ -124,6 +161,104 @@ rule plots:
         " --logs {params.logs} --bars {output.bars} --curves {output.curves} 2> {log}"
 
 
+if "aligned_words" in FIGURES:
+
+    rule figure_aligned_words:
+        # WACSE Figure 1: t-SNE of aligned word pairs of the training pairs, a panel per run
+        # (figures.aligned_words). Seconds on CPU: a few hundred sentences per run.
+        input:
+            models=list(figure_models("aligned_words").values()),
+            corpora=expand(
+                "results/corpus/{lang}/train.parquet",
+                lang=FIGURES["aligned_words"].langs,
+            ),
+            alignments=expand(
+                "results/align/{aligner}/{lang}/_SUCCESS",
+                aligner=ALIGN["method"],
+                lang=FIGURES["aligned_words"].langs,
+            ),
+        output:
+            png=report(
+                "results/plots/aligned_words.png",
+                caption="../report/aligned_words.rst",
+                category="Figures",
+            ),
+            stats="results/plots/aligned_words.json",
+        log:
+            "logs/figures/aligned_words.log",
+        benchmark:
+            "results/benchmarks/figures/aligned_words.tsv"
+        group:
+            "tables"
+        conda:
+            "../../envs/eval.yaml"
+        threads: 2
+        resources:
+            mem_mb=lambda w, attempt: 4000 * attempt,
+            runtime=lambda w, attempt: 30 * attempt,
+        params:
+            runs=list(FIGURES["aligned_words"].runs),
+            langs=list(FIGURES["aligned_words"].langs),
+            models=figure_model_args("aligned_words"),
+            corpora=lang_args(
+                "results/corpus/{lang}/train.parquet", FIGURES["aligned_words"].langs
+            ),
+            alignments=lang_args(
+                f"results/align/{ALIGN['method']}/{{lang}}/_SUCCESS",
+                FIGURES["aligned_words"].langs,
+            ),
+            pairs=config["figures"]["aligned_words"]["pairs"],
+            seed=config["figures"]["seed"],
+            max_length=figure_max_length("aligned_words"),
+        shell:
+            "xlsent figure-aligned-words --models {params.models}"
+            " --alignments {params.alignments} --corpora {params.corpora}"
+            " --pairs {params.pairs} --seed {params.seed} --max-length {params.max_length}"
+            " --threads {threads} --out {output.png} --stats {output.stats} 2> {log}"
+
+
+if "tatoeba_tokens" in FIGURES:
+
+    rule figure_tatoeba_tokens:
+        # DAP Figure 1: PCA of the token states of Tatoeba translation pairs, a panel per run
+        # (figures.tatoeba_tokens).
+        input:
+            models=list(figure_models("tatoeba_tokens").values()),
+            data=tatoeba_files(FIGURES["tatoeba_tokens"].langs),
+        output:
+            png=report(
+                "results/plots/tatoeba_tokens.png",
+                caption="../report/tatoeba_tokens.rst",
+                category="Figures",
+            ),
+            stats="results/plots/tatoeba_tokens.json",
+        log:
+            "logs/figures/tatoeba_tokens.log",
+        benchmark:
+            "results/benchmarks/figures/tatoeba_tokens.tsv"
+        group:
+            "tables"
+        conda:
+            "../../envs/eval.yaml"
+        threads: 2
+        resources:
+            mem_mb=lambda w, attempt: 4000 * attempt,
+            runtime=lambda w, attempt: 30 * attempt,
+        params:
+            runs=list(FIGURES["tatoeba_tokens"].runs),
+            langs=list(FIGURES["tatoeba_tokens"].langs),
+            models=figure_model_args("tatoeba_tokens"),
+            dir=lambda w, input: Path(input.data[0]).parent,
+            pairs=config["figures"]["tatoeba_tokens"]["pairs"],
+            seed=config["figures"]["seed"],
+            max_length=figure_max_length("tatoeba_tokens"),
+        shell:
+            "xlsent figure-tatoeba-tokens --models {params.models} --dir {params.dir}"
+            " --langs {params.langs} --pairs {params.pairs} --seed {params.seed}"
+            " --max-length {params.max_length} --threads {threads} --out {output.png}"
+            " --stats {output.stats} 2> {log}"
+
+
 rule tables_bli:
     # Word translation of the word-vector runs: one row per run, P@1/5/10 by NN and CSLS per
     # language and direction, seeds averaged.
@@ -151,6 +286,68 @@ rule tables_bli:
         runtime=lambda w, attempt: 10 * attempt,
     shell:
         "xlsent tables-bli --out {output.csv} {input} 2> {log}"
+
+
+rule tables_bucc:
+    # Bitext mining of the sentence-encoder runs: one row per run, P/R/F1 per mined language
+    # on the test split (and F1 at the split's own and at the pivot's threshold), seeds
+    # averaged.
+    input:
+        results=bucc_results(),
+    output:
+        csv=report(
+            "results/tables/bucc.csv",
+            caption="../report/bucc.rst",
+            category="Tables",
+            labels={"table": "Bitext mining (BUCC)"},
+        ),
+        md="results/tables/bucc.md",
+    log:
+        "logs/tables/bucc.log",
+    benchmark:
+        "results/benchmarks/tables/bucc.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    shell:
+        "xlsent tables-bucc --out {output.csv} --results {input.results} 2> {log}"
+
+
+rule tables_mteb:
+    # MTEB's main score of each task per run, from MTEB's own result JSON (seeds averaged),
+    # and every subset's beside it.
+    input:
+        results=list(mteb_results().values()),
+    output:
+        csv=report(
+            "results/tables/mteb.csv",
+            caption="../report/mteb.rst",
+            category="Tables",
+            labels={"table": "MTEB"},
+        ),
+        md="results/tables/mteb.md",
+        subsets="results/tables/mteb_subsets.csv",
+    log:
+        "logs/tables/mteb.log",
+    benchmark:
+        "results/benchmarks/tables/mteb.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        results=[f"{label}={path}" for label, path in mteb_results().items()],
+    shell:
+        "xlsent tables-mteb --out {output.csv} --results {params.results} 2> {log}"
 
 
 rule tables_cost:

@@ -58,11 +58,41 @@ rule train:
                 "gpus": settings_of(w)["gpus"],
             }
         ),
-        model=lambda w: as_json(model_spec(model_of(w.run))),
+        model=start_spec,
         args=train_args,
         checkpoints="results/checkpoints/{run}/seed{seed}",
         launcher=lambda w: train_launcher(settings_of(w)["gpus"]),
     shell:
         "{params.launcher} train --settings {params.settings:q} --model {params.model:q}"
         " --tokenizer {input.tokenizer} {params.args} --checkpoints {params.checkpoints}"
+        " --threads {threads} --out {output} 2> {log}"
+
+
+rule train_dualpivot:
+    # Dual-pivot transfer: a head over a frozen encoder (the run's model, or the model of the
+    # run init_from names) trained on the pivot language's pairs with English; one job per
+    # run and seed, the frozen encoder's pooled states cached in memory.
+    input:
+        unpack(dualpivot_inputs),
+    output:
+        directory("results/models/{run}/seed{seed}"),
+    log:
+        "logs/train_dualpivot/{run}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/train_dualpivot/{run}/seed{seed}.tsv"
+    wildcard_constraints:
+        run=names_regex(DUALPIVOT_RUNS),
+    conda:
+        "../../envs/gpu.yaml"
+    threads: lambda w: dualpivot_of(w)["threads"]
+    resources:
+        gpu=lambda w: dualpivot_of(w)["gpus"],
+        mem_mb=lambda w, attempt: 16000 * attempt,
+        runtime=lambda w, attempt: 4 * 60 * attempt,
+    params:
+        settings=lambda w: as_json(program_settings("dualpivot", dualpivot_of(w))),
+        encoder=start_spec,
+    shell:
+        "xlsent train-dualpivot --settings {params.settings:q} --encoder {input.encoder}"
+        " --tokenizer {input.tokenizer} --train {input.train} --dev {input.dev}"
         " --threads {threads} --out {output} 2> {log}"

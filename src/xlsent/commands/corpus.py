@@ -97,6 +97,10 @@ def _add_sample(sub: Subparsers) -> None:
         required=True,
         help="pairs of each source at most, or none",
     )
+    p.add_argument(
+        "--mining-pairs", type=int, required=True, help="pairs held out for the mining set"
+    )
+    p.add_argument("--mining", required=True, help="where the held-out mining split goes")
     p.set_defaults(handler=sample)
 
 
@@ -119,7 +123,8 @@ def sample(args: argparse.Namespace) -> None:
         args.min_pairs_action,
         args.per_source_cap,
     )
-    write_json(args.stats, draw(args.clean, args.lang, args.train, args.dev, cfg))
+    stats = draw(args.clean, args.lang, args.train, args.dev, cfg, args.mining, args.mining_pairs)
+    write_json(args.stats, stats)
 
 
 def _add_demo_testset(sub: Subparsers) -> None:

@@ -1,23 +1,33 @@
-"""Evaluate stage: Tatoeba retrieval of an encoder, and word translation (BLI) of word vectors.
+"""Evaluate stage: Tatoeba retrieval and bitext mining (BUCC) of an encoder, and word
+translation (BLI) of word vectors.
 
-Every evaluation writes one run's results Parquet through `xlsent.tables.write_results`.
+Every evaluation writes one run's results Parquet through `xlsent.tables.write_results`,
+except eval-mteb, which keeps MTEB's own result JSON (`xlsent.evaluate.mteb`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 from pathlib import Path
 
-from xlsent.commands import Subparsers, log, resolve_device
+from xlsent.commands import Subparsers, lang_paths, log, resolve_device
 from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add eval-tatoeba, fetch-tatoeba, bli-dictionary and eval-bli."""
+    """Add eval-tatoeba, fetch-tatoeba, bli-dictionary, eval-bli, fetch-bucc, mining-set,
+    eval-bucc, eval-mteb and fetch-mteb."""
     _add_eval_tatoeba(sub)
     _add_fetch_tatoeba(sub)
     _add_bli_dictionary(sub)
     _add_eval_bli(sub)
+    _add_fetch_bucc(sub)
+    _add_mining_set(sub)
+    _add_eval_bucc(sub)
+    _add_eval_mteb(sub)
+    _add_fetch_mteb(sub)
 
 
 def log_tatoeba_means(rows: list[dict]) -> None:
@@ -46,12 +56,12 @@ def eval_tatoeba(args: argparse.Namespace) -> None:
     import torch
 
     from xlsent.evaluate import tatoeba
-    from xlsent.models.encoder import TextEncoder
+    from xlsent.models.load import load_encoder
     from xlsent.tables import write_results
 
     torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
-    encode = TextEncoder.load(args.model, args.max_length, args.batch_size, device)
+    encode = load_encoder(args.model, args.max_length, args.batch_size, device)
     rows = tatoeba.evaluate(encode, Path(args.dir), args.langs)
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
     log_tatoeba_means(rows)
@@ -148,3 +158,167 @@ def eval_bli(args: argparse.Namespace) -> None:
             r["value"],
             r["n"],
         )
+
+
+def _add_fetch_bucc(sub: Subparsers) -> None:
+    p = sub.add_parser("fetch-bucc", help="download and unpack the BUCC 2018 files")
+    p.add_argument("--url", required=True)
+    p.add_argument("--dir", required=True, help="where the unpacked files go")
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--splits", nargs="+", required=True, help="e.g. sample training")
+    p.add_argument("--download-dir", required=True, help="where the tarballs are kept")
+    p.set_defaults(handler=fetch_bucc)
+
+
+def fetch_bucc(args: argparse.Namespace) -> None:
+    from xlsent.evaluate import bucc
+
+    written = bucc.fetch(args.url, args.dir, args.langs, args.splits, args.download_dir)
+    log.info("unpacked %d BUCC files into %s", len(written), args.dir)
+
+
+def _add_mining_set(sub: Subparsers) -> None:
+    p = sub.add_parser("mining-set", help="a BUCC-layout mining set from held-out pairs")
+    p.add_argument("--from", dest="source", choices=["corpus", "tatoeba"], required=True)
+    p.add_argument(
+        "--pairs",
+        nargs="+",
+        required=True,
+        help="LANG=PATH: a corpus split (.parquet) or the Tatoeba directory, per language",
+    )
+    p.add_argument("--distractors", type=float, required=True)
+    p.add_argument("--threshold-share", type=float, required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("--stats", required=True, help="JSON of the counts per language and split")
+    p.set_defaults(handler=mining_set)
+
+
+def mining_set(args: argparse.Namespace) -> None:
+    from xlsent.evaluate import mining_set as builder
+    from xlsent.evaluate import tatoeba
+
+    stats = {}
+    for lang, path in lang_paths(args.pairs).items():
+        if args.source == "corpus":
+            pairs = builder.corpus_pairs(path)
+        else:
+            xx, en = tatoeba.read_pairs(path, lang)
+            pairs = list(zip(en, xx, strict=True))
+        splits, stats[lang] = builder.build(
+            pairs, lang, args.distractors, args.threshold_share, args.seed
+        )
+        builder.write(splits, args.out_dir)
+        gold = "/".join(str(counts["gold"]) for counts in stats[lang]["splits"].values())
+        log.info("%s: mining set of %d pairs, %s gold (dev/test)", lang, len(pairs), gold)
+    write_json(args.stats, stats)
+
+
+def _add_eval_bucc(sub: Subparsers) -> None:
+    p = sub.add_parser("eval-bucc", help="bitext mining P/R/F1 of one model (BUCC layout)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--dir", required=True, help="the BUCC-layout directory")
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--threshold-split", required=True, help="whose gold chooses the threshold")
+    p.add_argument("--test-split", required=True, help="where the threshold is applied")
+    p.add_argument(
+        "--pivot", required=True, help="the language whose threshold every one gets too, or none"
+    )
+    p.add_argument("--settings", required=True, help="JSON of evaluate.bucc.mining")
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--max-length", type=int, required=True)
+    p.add_argument("--batch-size", type=int, required=True)
+    p.add_argument("--device", required=True, help="auto (CUDA if present), cpu, cuda or cuda:N")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=eval_bucc)
+
+
+def eval_bucc(args: argparse.Namespace) -> None:
+    import faiss
+    import torch
+
+    from xlsent.evaluate import bucc
+    from xlsent.evaluate.mining import MiningSettings
+    from xlsent.models.load import load_encoder
+    from xlsent.tables import write_results
+
+    torch.set_num_threads(args.threads)
+    faiss.omp_set_num_threads(args.threads)
+    encode = load_encoder(args.model, args.max_length, args.batch_size, resolve_device(args.device))
+    rows = bucc.evaluate(
+        encode,
+        Path(args.dir),
+        args.langs,
+        args.threshold_split,
+        args.test_split,
+        MiningSettings(**json.loads(args.settings)),
+        pivot=None if args.pivot.lower() == "none" else args.pivot,
+    )
+    write_results(rows, "bucc", args.run, args.seed, args.out)
+
+
+def hf_offline_environment(cache_dir: str) -> dict[str, str]:
+    """The environment in which the Hugging Face libraries read `cache_dir` (filled by
+    fetch-mteb) and nothing from the network. They read it once, when imported."""
+    return {"HF_HOME": cache_dir, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+def _add_eval_mteb(sub: Subparsers) -> None:
+    p = sub.add_parser("eval-mteb", help="MTEB tasks of one model: MTEB's result JSON per task")
+    p.add_argument("--model", required=True)
+    p.add_argument("--tasks", nargs="+", required=True, help="MTEB task names, or LocalTatoeba")
+    p.add_argument(
+        "--langs", nargs="+", required=True, help="the subsets of these and English are evaluated"
+    )
+    p.add_argument("--tatoeba-dir", help="LASER's Tatoeba files, for LocalTatoeba")
+    p.add_argument("--cache-dir", help="a Hugging Face cache filled by fetch-mteb: read offline")
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--max-length", type=int, required=True)
+    p.add_argument("--batch-size", type=int, required=True)
+    p.add_argument("--device", required=True, help="auto (CUDA if present), cpu, cuda or cuda:N")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument("--out", required=True, help="the directory of MTEB's result JSON")
+    p.set_defaults(handler=eval_mteb)
+
+
+def eval_mteb(args: argparse.Namespace) -> None:
+    if args.cache_dir:  # before anything imports the Hugging Face libraries
+        os.environ.update(hf_offline_environment(args.cache_dir))
+    import torch
+
+    from xlsent.evaluate import mteb
+    from xlsent.models.load import load_encoder
+
+    torch.set_num_threads(args.threads)
+    encode = load_encoder(args.model, args.max_length, args.batch_size, resolve_device(args.device))
+    encoder = mteb.XlsentEncoder(
+        encode,
+        args.run,
+        f"seed{args.seed}",
+        needs_language=getattr(encode, "languages", None) is not None,
+        max_tokens=args.max_length,
+    )
+    tasks = mteb.tasks(args.tasks, args.langs, args.tatoeba_dir)
+    for result in mteb.run(encoder, tasks, args.out, args.batch_size):
+        log.info("%s: main score %.4f", result.task_name, result.get_score())
+
+
+def _add_fetch_mteb(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "fetch-mteb", help="download MTEB tasks' data into a cache for offline eval-mteb"
+    )
+    p.add_argument("--tasks", nargs="+", required=True)
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--cache-dir", required=True, help="becomes evaluate.mteb.cache_dir")
+    p.set_defaults(handler=fetch_mteb)
+
+
+def fetch_mteb(args: argparse.Namespace) -> None:
+    os.environ["HF_HOME"] = args.cache_dir  # before the Hugging Face libraries are imported
+    from xlsent.evaluate import mteb
+
+    mteb.fetch(args.tasks, args.langs)
+    log.info("MTEB data of %s in %s", " ".join(args.tasks), args.cache_dir)

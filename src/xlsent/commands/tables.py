@@ -5,15 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from xlsent.commands import Subparsers, lang_paths, log
+from xlsent.commands import Subparsers, UsageError, lang_paths, log
 
 
 def register(sub: Subparsers) -> None:
-    """Add tables, tables-ablation, tables-bli and plots."""
+    """Add tables, tables-ablation, tables-transfer, tables-bli, tables-bucc, tables-mteb,
+    plots, the papers' figures and tables-cost."""
     _add_tables(sub)
     _add_tables_ablation(sub)
+    _add_tables_transfer(sub)
     _add_tables_bli(sub)
+    _add_tables_bucc(sub)
+    _add_tables_mteb(sub)
     _add_plots(sub)
+    _add_figure_aligned_words(sub)
+    _add_figure_tatoeba_tokens(sub)
     _add_tables_cost(sub)
 
 
@@ -77,6 +83,27 @@ def tables_ablation(args: argparse.Namespace) -> None:
     log.info("wrote %s", args.out)
 
 
+def _add_tables_transfer(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "tables-transfer", help="the dual-pivot transfer table: pivot and other languages"
+    )
+    p.add_argument("--pivots", nargs="+", required=True, help="RUN=LANG: each run's pivot")
+    p.add_argument("--trained", nargs="+", required=True, help="the languages trained on")
+    p.add_argument("--groups", nargs="*", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("results", nargs="+")
+    p.set_defaults(handler=tables_transfer)
+
+
+def tables_transfer(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+
+    pivots = {run: str(lang) for run, lang in lang_paths(args.pivots).items()}
+    table = result_tables.transfer_table(args.results, pivots, args.trained, args.groups)
+    result_tables.write_transfer_table(table, Path(args.out))
+    log.info("wrote %s", args.out)
+
+
 def _add_tables_bli(sub: Subparsers) -> None:
     p = sub.add_parser("tables-bli", help="the word translation table of the BLI results")
     p.add_argument("--out", required=True)
@@ -90,6 +117,44 @@ def tables_bli(args: argparse.Namespace) -> None:
     table, queries = result_tables.bli_table(args.results)
     result_tables.write_bli_table(table, queries, Path(args.out))
     log.info("wrote %s", args.out)
+
+
+def _add_tables_bucc(sub: Subparsers) -> None:
+    p = sub.add_parser("tables-bucc", help="the bitext mining table of the BUCC results")
+    p.add_argument("--out", required=True)
+    p.add_argument("--results", nargs="+", required=True, help="results/eval/bucc/... files")
+    p.set_defaults(handler=tables_bucc)
+
+
+def tables_bucc(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+
+    result_tables.write_bucc_table(result_tables.bucc_table(args.results), Path(args.out))
+    log.info("wrote %s", args.out)
+
+
+def _add_tables_mteb(sub: Subparsers) -> None:
+    p = sub.add_parser("tables-mteb", help="the MTEB table of the runs' MTEB result JSON")
+    p.add_argument("--out", required=True)
+    p.add_argument(
+        "--results", nargs="+", required=True, help="RUN/seedSEED=DIR: results/eval/mteb/..."
+    )
+    p.set_defaults(handler=tables_mteb)
+
+
+def tables_mteb(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+    from xlsent.evaluate import mteb
+
+    rows = []
+    for label, directory in lang_paths(args.results).items():
+        run, sep, seed = label.rpartition("/seed")
+        if not sep or not seed.isdigit():
+            raise UsageError(f"--results: expected RUN/seedSEED=DIR, got {label!r}")
+        rows += [{"run": run, "seed": int(seed), **row} for row in mteb.read_results(directory)]
+    summary, per_subset = result_tables.mteb_table(rows)
+    for path in result_tables.write_mteb_tables(summary, per_subset, Path(args.out)):
+        log.info("wrote %s", path)
 
 
 def _add_plots(sub: Subparsers) -> None:
@@ -108,6 +173,85 @@ def plots(args: argparse.Namespace) -> None:
     figures.group_bars(args.summary, args.groups, args.bars)
     figures.dev_curves(lang_paths(args.logs), args.curves)
     log.info("wrote %s and %s", args.bars, args.curves)
+
+
+def _add_figure_aligned_words(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "figure-aligned-words", help="WACSE Figure 1: t-SNE of aligned word pairs, run by run"
+    )
+    p.add_argument("--models", nargs="+", required=True, help="RUN=MODEL_DIR, in panel order")
+    p.add_argument(
+        "--alignments", nargs="+", required=True, help="LANG=results/align/{aligner}/LANG/_SUCCESS"
+    )
+    p.add_argument(
+        "--corpora", nargs="+", required=True, help="LANG=the training pairs that were aligned"
+    )
+    p.add_argument("--pairs", type=int, required=True, help="word pairs in all")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--max-length", type=int, required=True, help="subword tokens per sentence")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument("--out", required=True, help="the PNG")
+    p.add_argument("--stats", required=True, help="the JSON of the pairs and the measures")
+    p.set_defaults(handler=figure_aligned_words)
+
+
+def figure_aligned_words(args: argparse.Namespace) -> None:
+    import torch
+
+    from xlsent.evaluate import figures
+
+    torch.set_num_threads(args.threads)
+    alignments = lang_paths(args.alignments)
+    corpora = lang_paths(args.corpora)
+    if set(corpora) != set(alignments):
+        raise UsageError("--alignments and --corpora must name the same languages")
+    figures.aligned_words_figure(
+        lang_paths(args.models),
+        alignments,
+        corpora,
+        args.pairs,
+        args.seed,
+        args.max_length,
+        Path(args.out),
+        Path(args.stats),
+        args.threads,
+    )
+    log.info("wrote %s and %s", args.out, args.stats)
+
+
+def _add_figure_tatoeba_tokens(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "figure-tatoeba-tokens", help="DAP Figure 1: PCA of Tatoeba pairs' tokens, run by run"
+    )
+    p.add_argument("--models", nargs="+", required=True, help="RUN=MODEL_DIR, in panel order")
+    p.add_argument("--dir", required=True, help="the Tatoeba files (LASER layout)")
+    p.add_argument("--langs", nargs="+", required=True)
+    p.add_argument("--pairs", type=int, required=True, help="Tatoeba pairs in all")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--max-length", type=int, required=True, help="subword tokens per sentence")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument("--out", required=True, help="the PNG")
+    p.add_argument("--stats", required=True, help="the JSON of the lines and the measures")
+    p.set_defaults(handler=figure_tatoeba_tokens)
+
+
+def figure_tatoeba_tokens(args: argparse.Namespace) -> None:
+    import torch
+
+    from xlsent.evaluate import figures
+
+    torch.set_num_threads(args.threads)
+    figures.tatoeba_tokens_figure(
+        lang_paths(args.models),
+        Path(args.dir),
+        args.langs,
+        args.pairs,
+        args.seed,
+        args.max_length,
+        Path(args.out),
+        Path(args.stats),
+    )
+    log.info("wrote %s and %s", args.out, args.stats)
 
 
 def _add_tables_cost(sub: Subparsers) -> None:

@@ -1,4 +1,5 @@
-"""Train stage: one encoder run at one seed (also under torchrun, one process per GPU)."""
+"""Train stage: one encoder run at one seed (also under torchrun, one process per GPU), or
+one dual-pivot head over a frozen encoder."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from xlsent.commands import Subparsers, lang_paths, log
 
 
 def register(sub: Subparsers) -> None:
-    """Add train."""
+    """Add train and train-dualpivot."""
     _add_train(sub)
+    _add_train_dualpivot(sub)
 
 
 def _add_train(sub: Subparsers) -> None:
@@ -67,3 +69,50 @@ def train(args: argparse.Namespace) -> None:
             trainer.export(Path(args.out), {"settings": settings, "model": model})
     finally:
         distributed.shutdown(trainer.world)
+
+
+def _add_train_dualpivot(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "train-dualpivot", help="train a dual-pivot head over a frozen encoder on one pivot pair"
+    )
+    p.add_argument("--settings", required=True, help="JSON of the run's dualpivot settings")
+    p.add_argument("--encoder", required=True, help="the frozen encoder's model directory")
+    p.add_argument("--tokenizer", required=True)
+    p.add_argument("--train", required=True, help="the pivot's subwords/train.parquet")
+    p.add_argument("--dev", required=True, help="the pivot's subwords/dev.parquet")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=train_dualpivot)
+
+
+def train_dualpivot(args: argparse.Namespace) -> None:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from xlsent.commands import resolve_device
+    from xlsent.faults import kill_point
+    from xlsent.io import atomic_path, write_json
+    from xlsent.models import dualpivot as model
+    from xlsent.train import dualpivot
+    from xlsent.train.data import load_pairs
+
+    settings = dualpivot.DualPivotSettings(**json.loads(args.settings))
+    torch.set_num_threads(args.threads)
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    special = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
+    encoder = AutoModel.from_pretrained(args.encoder).to(resolve_device(settings.device))
+    splits = {}
+    for split, path in (("train", args.train), ("dev", args.dev)):
+        pairs = load_pairs({settings.pivot: Path(path)}, settings.max_length)
+        splits[split] = (pairs.xx.to_list(), pairs.en.to_list())
+    out = Path(args.out)
+    with atomic_path(out) as tmp:
+        tmp.mkdir(parents=True)
+        head, record = dualpivot.train(
+            settings, encoder, special, splits["train"], splits["dev"], tmp / "train_log.jsonl"
+        )
+        log.info("pivot %s dev P@1 %.2f", settings.pivot, record["dev_p1"])
+        model.save(head.cpu(), args.encoder, args.tokenizer, tmp)
+        kill_point("dualpivot.export")
+        write_json(tmp / "run.json", {"settings": json.loads(args.settings)})
+        write_json(tmp / "best.json", {k: v for k, v in record.items() if k != "history"})

@@ -4,6 +4,11 @@ The dev set is min(`dev_fraction` · N, `dev_pairs`) pairs of the N clean pairs 
 Table 1: 10% where a language has little data, 10K otherwise) and the training set up to
 `max_pairs` of the rest, both drawn uniformly without replacement.
 
+With `mining_pairs` > 0, min(`mining_pairs`, `dev_fraction` · N) pairs are first held out
+for the offline mining set (`xlsent.evaluate.mining_set`), on a random stream of their own:
+no run trains, selects checkpoints or counts anything on them. With 0 (the default) the
+draw is exactly the one without this split, so train and dev stay byte for byte the same.
+
 Memory holds one label byte per clean pair (and, while drawing, numpy's permutation of the
 indices: eight bytes per pair); the text is streamed batch by batch.
 
@@ -14,6 +19,7 @@ with `warn` it goes on and its statistics say so (`below_min`), which the tables
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import zlib
 from dataclasses import dataclass
@@ -32,7 +38,7 @@ from xlsent.io import parquet_writer
 
 log = logging.getLogger(__name__)
 
-_TRAIN, _DEV = 1, 2
+_TRAIN, _DEV, _MINING = 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,31 @@ def labels(
     return out
 
 
+def mining_split(
+    available: int,
+    lang: str,
+    cfg: SampleConfig,
+    mining_pairs: int,
+    eligible: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """The mask of the pairs held out for the mining set, or None when `mining_pairs` is 0.
+
+    min(`mining_pairs`, `dev_fraction` of the pool) of the eligible pairs (a small language
+    keeps its training pairs), drawn before the train/dev split on a stream seeded by (seed,
+    language, "mining"): the train/dev draw over the rest is the same function of its pool.
+    """
+    if mining_pairs < 0:
+        raise ValueError(f"mining_pairs must be at least 0, not {mining_pairs}")
+    if mining_pairs == 0:
+        return None
+    pool = np.arange(available) if eligible is None else np.flatnonzero(eligible)
+    n = min(mining_pairs, round(len(pool) * cfg.dev_fraction))
+    rng = np.random.default_rng([cfg.seed, zlib.crc32(lang.encode()), zlib.crc32(b"mining")])
+    mask = np.zeros(available, dtype=bool)
+    mask[pool[rng.choice(len(pool), size=n, replace=False)]] = True
+    return mask
+
+
 def per_source_caps(
     sources: np.ndarray, names: list[str], lang: str, cfg: SampleConfig
 ) -> np.ndarray:
@@ -124,13 +155,20 @@ def sample(
     train_path: str | Path,
     dev_path: str | Path,
     cfg: SampleConfig = SampleConfig(),
+    mining_path: str | Path | None = None,
+    mining_pairs: int = 0,
 ) -> dict:
-    """Write the train and dev splits of one language; return their sizes."""
+    """Write the train and dev splits of one language, and its held-out mining split to
+    `mining_path` when given (empty with `mining_pairs` 0); return their sizes."""
     # pre_buffer (on by default) reads ahead across row groups: memory would grow with the file.
     source = pq.ParquetFile(clean_path, pre_buffer=False)
     available = source.metadata.num_rows
     codes, names = _source_codes(clean_path)
-    eligible = per_source_caps(codes, names, lang, cfg) if cfg.per_source_cap else None
+    capped = per_source_caps(codes, names, lang, cfg) if cfg.per_source_cap else None
+    mining = mining_split(available, lang, cfg, mining_pairs, capped)
+    eligible = capped
+    if mining is not None:  # train and dev are drawn from what the mining split leaves
+        eligible = ~mining if capped is None else capped & ~mining
     pool = available if eligible is None else int(eligible.sum())
     below = below_minimum(*split_sizes(pool, cfg), cfg)
     if below and cfg.min_pairs_action == "error":
@@ -144,17 +182,23 @@ def sample(
             f"the tables, or remove {lang} from `languages`"
         )
     label = labels(available, lang, cfg, eligible)
+    if mining is not None:
+        label[mining] = _MINING
+    outputs = {_TRAIN: train_path, _DEV: dev_path}
+    if mining_path is not None:
+        outputs[_MINING] = mining_path
     start = 0
-    with (
-        parquet_writer(train_path, CORPUS_SCHEMA) as train,
-        parquet_writer(dev_path, CORPUS_SCHEMA) as dev,
-    ):
+    with contextlib.ExitStack() as stack:
+        writers = {
+            part: stack.enter_context(parquet_writer(path, CORPUS_SCHEMA))
+            for part, path in outputs.items()
+        }
         for batch in source.iter_batches(batch_size=cfg.batch_size):
             rows = pl.from_arrow(batch)
             part = pl.Series(label[start : start + batch.num_rows])
             start += batch.num_rows
-            train.write_table(rows.filter(part == _TRAIN).to_arrow().cast(CORPUS_SCHEMA))
-            dev.write_table(rows.filter(part == _DEV).to_arrow().cast(CORPUS_SCHEMA))
+            for code, writer in writers.items():
+                writer.write_table(rows.filter(part == code).to_arrow().cast(CORPUS_SCHEMA))
         kill_point("sample")
     n_train, n_dev = int((label == _TRAIN).sum()), int((label == _DEV).sum())
     per_source = {}
@@ -162,15 +206,17 @@ def sample(
         mine = codes == code
         per_source[name] = {
             "available": int(mine.sum()),
-            "eligible": int(mine.sum() if eligible is None else (mine & eligible).sum()),
+            "eligible": int(mine.sum() if capped is None else (mine & capped).sum()),
             "train": int((mine & (label == _TRAIN)).sum()),
             "dev": int((mine & (label == _DEV)).sum()),
+            "mining": int((mine & (label == _MINING)).sum()),
         }
     stats = {
         "lang": lang,
         "available": available,
         "train": n_train,
         "dev": n_dev,
+        "mining": int((label == _MINING).sum()),
         "max_pairs": cfg.max_pairs,
         "per_source_cap": cfg.per_source_cap,
         "seed": cfg.seed,

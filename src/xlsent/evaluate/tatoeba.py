@@ -35,7 +35,8 @@ def _paths(directory: Path, lang: str) -> tuple[Path, Path]:
 
 
 def tatoeba_files(directory: Path, lang: str) -> tuple[Path, Path]:
-    """The (foreign, English) files of ISO 639-1 `lang` in `directory`, which must exist."""
+    """The (foreign, English) files of `lang` (a code of `xlsent.languages`) in `directory`,
+    which must exist."""
     paths = _paths(directory, lang)
     for path in paths:
         if not path.is_file():
@@ -83,7 +84,7 @@ def read_pairs(directory: Path, lang: str) -> tuple[list[str], list[str]]:
     return xx, en
 
 
-# An encoder maps sentences of one language (ISO 639-1 code) to one vector per sentence; the
+# An encoder maps sentences of one language (its code) to one vector per sentence; the
 # language matters only to encoders with language embeddings.
 Encoder = Callable[[list[str], str], np.ndarray]
 

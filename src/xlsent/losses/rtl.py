@@ -8,8 +8,10 @@ Pre-training for Cross-lingual Sentence Embedding" (DAP), arXiv:2305.09148, §3.
 with f*(x) the encoder's states of the non-English sentence x except CLS, g the RTL head
 (eq. 4, `xlsent.models.rtl_head`) and y the English sentence of S tokens.
 
-Inputs: the head's vocabulary logits (Q×V) at the Q English tokens of the batch and the
-ids of those tokens (Q). The targets are built by `xlsent.train.collate.english_targets`.
+Inputs: the head's logits (Q×V) at the Q English tokens of the batch and the ids of those
+tokens (Q) as columns of the logits. The targets are built by
+`xlsent.train.collate.english_targets`; over a restricted vocabulary the head maps them to
+its rows (`RTLHead.target_rows`).
 
 Choices the paper leaves open, made as DAP's released code (ChillingDream/DAP) makes them:
 - y's S tokens are the English sentence's subwords after <s>, </s> included (the code's
@@ -19,6 +21,11 @@ Choices the paper leaves open, made as DAP's released code (ChillingDream/DAP) m
   short one), and so do we.
 - English is always the target (DAP §3.3.2; §5.1: reconstructing the other way performs
   much worse).
+- The softmax's vocabulary: eq. 4's W spans the whole vocabulary; the code, given its file of
+  English token ids, keeps only their rows of the output layer (untied copies), so the
+  softmax ranges over the English ids (V = their number) and each target is its id's row.
+  `train.rtl_vocabulary: english` (the default) does the same with the ids of the English
+  training side and </s>; `all` is eq. 4 (`xlsent.models.rtl_head`).
 - The weight of RTL: the paper writes L = L_TR + L_RTL (eq. 7); the released code adds
   0.1·L_RTL on each of 8 GPUs, each GPU's TR loss the whole gathered batch's with gradients
   reaching only its own rows, and DDP averages the gradients: the update is

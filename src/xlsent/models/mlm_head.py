@@ -1,16 +1,35 @@
 """The masked-language-model head that AWP (WACSE) and RTL (DAP) predict subwords with.
 
 For a pretrained encoder it is the checkpoint's own MLM head (XLM-R's `lm_head`, BERT's
-`cls`), so AWP starts from a head that already predicts the encoder's vocabulary; for a
-scratch encoder it is a fresh head of the same architecture. Its output projection is tied to
-the word embeddings it is given, as in the pretrained models.
+`cls`), so AWP starts from a head that already predicts the encoder's vocabulary; for a model
+this workflow trained with a head (an `mlm` run, which a run's `init_from` starts from) it is
+that head, saved beside the model (`save_mlm_head`); for a scratch encoder it is a fresh head
+of the same architecture. Its output projection is tied to the word embeddings it is given,
+as in the pretrained models; RTL's head keeps only the rows of the English token ids, untied
+(`restrict_output`, as DAP's code).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import torch
 from torch import nn
+
+HEAD_FILE = "mlm_head.pt"
+
+
+def _tied(head: nn.Module, embeddings: nn.Parameter) -> list[str]:
+    """The head's keys that hold the word embeddings (its tied output projection): the
+    model's own file holds them."""
+    return [k for k, v in head.state_dict(keep_vars=True).items() if v is embeddings]
+
+
+def save_mlm_head(head: nn.Module, embeddings: nn.Parameter, out_dir: str | Path) -> None:
+    """Save `head` beside a saved model, without its output projection (`embeddings`)."""
+    tied = _tied(head, embeddings)
+    state = {k: v.cpu() for k, v in head.state_dict().items() if k not in tied}
+    torch.save(state, Path(out_dir) / HEAD_FILE)
 
 
 def mlm_head(
@@ -19,7 +38,8 @@ def mlm_head(
     """An MLM head (hidden states → vocabulary logits) whose decoder shares `word_embeddings`."""
     from transformers import AutoModelForMaskedLM
 
-    if pretrained_dir is not None:
+    saved = Path(pretrained_dir) / HEAD_FILE if pretrained_dir is not None else None
+    if saved is not None and not saved.is_file():
         full = AutoModelForMaskedLM.from_pretrained(pretrained_dir)
     else:
         full = AutoModelForMaskedLM.from_config(config)
@@ -39,4 +59,49 @@ def mlm_head(
             f"{word_embeddings.weight.shape[0]}: the tokenizer and the checkpoint disagree"
         )
     decoder.weight = word_embeddings.weight
+    if saved is not None and saved.is_file():
+        _load_head(head, saved, _tied(head, word_embeddings.weight))
     return head
+
+
+def _load_head(head: nn.Module, saved: Path, tied: list[str]) -> None:
+    """Load a head saved by `save_mlm_head` (all but its `tied` keys); an error naming the
+    file if it does not fit."""
+    try:
+        missing, unexpected = head.load_state_dict(
+            torch.load(saved, map_location="cpu"), strict=False
+        )
+        problem = (
+            f"missing {missing}, unexpected {unexpected}" if missing != tied or unexpected else None
+        )
+    except RuntimeError as err:  # a tensor of another shape
+        problem = str(err).splitlines()[-1].strip()
+    if problem:
+        raise ValueError(
+            f"{saved} does not fit the encoder's MLM head ({problem}): retrain the run that "
+            "wrote it"
+        )
+
+
+def restrict_output(head: nn.Module, embeddings: nn.Parameter, ids: torch.Tensor) -> None:
+    """Shrink `head`'s output layer, tied to `embeddings`, to the rows of the token ids `ids`:
+    logit j of the shrunk head is the full head's logit of token `ids[j]`.
+
+    As DAP's released code shrinks its RTL head (`RobertaRTLHead.shrink`, ChillingDream/DAP
+    core/models.py): the kept rows of the projection and of its bias become parameters of
+    their own, copies that are no longer tied to the embeddings.
+    """
+    decoder = next(
+        (m for m in head.modules() if isinstance(m, nn.Linear) and m.weight is embeddings), None
+    )
+    if decoder is None:
+        raise ValueError("the head's output layer is not tied to the embeddings it was given")
+    decoder.weight = nn.Parameter(embeddings.detach()[ids].clone())
+    bias = decoder.bias
+    if bias is not None:  # XLM-R's and BERT's heads also hold it as `bias`: replace each name
+        rows = nn.Parameter(bias.detach()[ids].clone())
+        names = [n for n, p in head.named_parameters(remove_duplicate=False) if p is bias]
+        for name in names:
+            owner, _, attr = name.rpartition(".")
+            setattr(head.get_submodule(owner), attr, rows)
+    decoder.out_features = len(ids)

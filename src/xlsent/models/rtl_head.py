@@ -8,17 +8,41 @@ copy of the encoder's embeddings (for the [MASK] tokens and their positions) and
 head. It reads the non-English sentence's final token states, CLS excluded, followed by one
 [MASK] per English token, and predicts the English tokens at the mask positions. It exists
 only during training; the saved encoder does not include it.
+
+W: the paper's softmax ranges over the whole vocabulary (eq. 4). DAP's released code, given
+its file of English token ids (data/gen_en_vocab.py, train.py's `--en_token_ids_file`),
+shrinks the head's output layer to the rows of those ids, copies untied from the embeddings,
+and maps each target id to its row: RTL only ever predicts English, and most of the cost of
+the head is the projection onto the vocabulary. With a `vocabulary` this head does the same
+(`train.rtl_vocabulary: english`, the ids of the English training side and `</s>`:
+`english_vocabulary`); without one its output layer is the embeddings' (`all`).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
-from xlsent.models.mlm_head import mlm_head
+from xlsent.models.mlm_head import mlm_head, restrict_output
+
+
+def english_vocabulary(english_ids: np.ndarray, sep: int) -> np.ndarray:
+    """The token ids RTL can be asked to predict, sorted: every id on the English side of the
+    training pairs (`english_ids`, as training truncates it) and `sep` (</s>, which RTL
+    predicts too). DAP's file also holds <s> and <pad>, never targets, and the ids past the
+    training truncation: rows that would only add terms to the softmax's denominator."""
+    top = max(int(english_ids.max()) if len(english_ids) else 0, sep)
+    seen = np.zeros(top + 1, dtype=bool)
+    seen[sep] = True
+    chunk = 1 << 24  # a paper-scale English side holds ~10^9 ids: index it in bounded pieces
+    for start in range(0, len(english_ids), chunk):
+        seen[english_ids[start : start + chunk]] = True
+    return np.flatnonzero(seen)
 
 
 class RTLHead(nn.Module):
@@ -28,7 +52,9 @@ class RTLHead(nn.Module):
         layers: int = 2,
         mask_id: int = 0,
         pretrained_dir: str | Path | None = None,
+        vocabulary: Sequence[int] | np.ndarray | None = None,
     ):
+        """`vocabulary`: the token ids the output layer keeps (None: every id)."""
         super().__init__()
         available = len(encoder.encoder.layer)
         if not 1 <= layers <= available:
@@ -38,6 +64,19 @@ class RTLHead(nn.Module):
         last = encoder.encoder.layer[-layers:]
         self.layers = nn.ModuleList(copy.deepcopy(layer) for layer in last)
         self.lm_head = mlm_head(encoder.config, self.embeddings.word_embeddings, pretrained_dir)
+        # Not in the state dict: what the vocabulary is derives from the run's settings and
+        # input files, which a checkpoint must match to be resumed (`Trainer._fingerprint`).
+        kept, row_of = None, None
+        if vocabulary is not None:
+            size = self.embeddings.word_embeddings.num_embeddings
+            kept = torch.unique(torch.as_tensor(np.asarray(vocabulary), dtype=torch.long))
+            if len(kept) == 0 or kept[0] < 0 or kept[-1] >= size:
+                raise ValueError(f"the RTL vocabulary must be token ids in [0, {size}), not empty")
+            restrict_output(self.lm_head, self.embeddings.word_embeddings.weight, kept)
+            row_of = torch.full((size,), -1, dtype=torch.long)
+            row_of[kept] = torch.arange(len(kept))
+        self.register_buffer("vocabulary", kept, persistent=False)
+        self.register_buffer("row_of", row_of, persistent=False)
 
     def forward(
         self,
@@ -45,7 +84,8 @@ class RTLHead(nn.Module):
         source_mask: torch.Tensor,
         target_mask: torch.Tensor,
     ) -> torch.Tensor:
-        """Vocabulary logits at the real target positions, in row-major order.
+        """Logits over the vocabulary (or, restricted, over `vocabulary`'s ids, column j
+        for token `vocabulary[j]`) at the real target positions, in row-major order.
 
         `source_states` (B×S×d) and `source_mask` (B×S) are the encoder's output for the
         non-English sentences *after* CLS; `target_mask` (B×T) marks the English tokens to
@@ -61,3 +101,19 @@ class RTLHead(nn.Module):
             hidden = out[0] if isinstance(out, tuple) else out  # transformers 4 returns tuples
         targets = hidden[:, source_states.shape[1] :][target_mask.bool()]
         return self.lm_head(targets)
+
+    def target_rows(self, targets: torch.Tensor) -> torch.Tensor:
+        """The logits' columns that stand for the token ids `targets`: the ids themselves over
+        the whole vocabulary, their places in `vocabulary` over a restricted one."""
+        if self.vocabulary is None:
+            return targets
+        rows = self.row_of[targets]
+        absent = rows < 0
+        if bool(absent.any()):  # one sync per micro-batch, which logs its loss anyway
+            ids = sorted(set(targets[absent].tolist()))
+            raise ValueError(
+                f"RTL targets {ids[:5]} are not among the head's {len(self.vocabulary)} "
+                "token ids: build the vocabulary from the English side that the batches come "
+                "from (`english_vocabulary`)"
+            )
+        return rows

@@ -5,23 +5,26 @@ Everything a loss needs that is not a model output is built here, once per micro
 ahead of time (the trainer builds the next micro-batch in a background thread while the
 device computes): the padded ids (`collate`), WTR's word-averaging weights and links
 (`word_pooling`), AWP's masked copies and targets (`masked_copies`), RTL's English targets
-(`english_targets`). So the losses (`xlsent.losses`) stay tensor maths, and the objectives
+(`english_targets`), MLM's and TLM's corrupted sentences (`mask_tokens`, `concatenate_pairs`).
+So the losses (`xlsent.losses`) stay tensor maths, and the objectives
 (`xlsent.train.objectives`) only encode, apply heads and call them.
 
 A micro-batch of N pairs is laid out as 2N sentences: the N non-English sides X_0..X_{N-1},
-then their English translations Y_0..Y_{N-1}.
+then their English translations Y_0..Y_{N-1}. A language-modelling batch (`lm_*` fields) holds
+its own sequences: monolingual sentences (MLM) or concatenated pairs (TLM).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 
-from xlsent.ragged import Ragged, row_of_each, within
-from xlsent.train.data import Pairs, WordAligned
+from xlsent.ragged import Ragged, offsets_of, row_of_each, within
+from xlsent.train.data import Monolingual, Pairs, WordAligned
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,8 @@ class Tokens:
 class Batch:
     """Tensors of one micro-batch (fields a method does not need are None)."""
 
-    ids: torch.Tensor  # 2N×T: non-English sides, then English
-    mask: torch.Tensor
+    ids: torch.Tensor | None  # 2N×T: non-English sides, then English (None: an LM-only batch)
+    mask: torch.Tensor | None
     types: torch.Tensor | None  # language ids, for encoders with language embeddings
     pool: torch.Tensor | None = None  # WTR: 2N×W×T word-averaging weights
     valid: torch.Tensor | None = None  # 2N×W
@@ -52,10 +55,21 @@ class Batch:
     weights: torch.Tensor | None = None  # P
     rtl_mask: torch.Tensor | None = None  # RTL: N×(T-1), the English tokens to reconstruct
     rtl_targets: torch.Tensor | None = None  # Q: their ids, row by row
+    lm_ids: torch.Tensor | None = None  # MLM/TLM: S×T corrupted sequences, their mask,
+    lm_mask: torch.Tensor | None = None  # language ids and (TLM) position ids
+    lm_types: torch.Tensor | None = None
+    lm_positions: torch.Tensor | None = None
+    lm_predict: torch.Tensor | None = None  # P×2: sequence, position of each chosen subword
+    lm_targets: torch.Tensor | None = None  # P: the subword it must predict
 
     @property
     def n_pairs(self) -> int:
-        return len(self.ids) // 2
+        return 0 if self.ids is None else len(self.ids) // 2
+
+    @property
+    def tokens(self) -> int:
+        """Real (non-pad) tokens the encoder reads in the batch's main passes."""
+        return sum(int(m.sum()) for m in (self.mask, self.lm_mask) if m is not None)
 
     def _map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Batch:
         return Batch(
@@ -78,26 +92,49 @@ class Collator:
     """Builds a method's batches: what it builds is what the method's losses read.
 
     `tokens` are the special ids; `language_ids` ({code: token type id}) gives every token its
-    sentence's language, for an encoder with language embeddings; `wtr` adds WTR's word
-    pooling weights and links, `awp_samples` AWP's masked copies with that many copies per
-    sentence (0: every aligned word; None: no AWP), `rtl` RTL's English targets.
+    sentence's language, for an encoder with language embeddings; `ranking` builds the 2N
+    sentences of a pair batch (TR and the word-level objectives read them); `wtr` adds WTR's
+    word pooling weights and links, `awp_samples` AWP's masked copies with that many copies
+    per sentence (0: every aligned word; None: no AWP), `rtl` RTL's English targets; `lm`
+    a language-modelling batch: `mlm` (monolingual sentences, from a `Monolingual` pool) or
+    `tlm` (the pairs concatenated), each subword chosen with `mlm_probability` and corrupted
+    with a random one of the `vocab_size` ids (never a special one) in a tenth of the cases.
     """
 
     tokens: Tokens
     language_ids: dict[str, int] | None = None
+    ranking: bool = True
     wtr: bool = False
     awp_samples: int | None = None
     rtl: bool = False
+    lm: str | None = None
+    mlm_probability: float = 0.15
+    vocab_size: int = 0
 
     def __call__(
         self,
-        pairs: Pairs,
+        pairs: Pairs | Monolingual,
         index: np.ndarray,
         words: WordAligned | None = None,
         rng: np.random.Generator | None = None,
     ) -> Batch:
         """The batch of the pairs `index` of `pairs` (and of `words`, the same pool's word
-        spans and links, which WTR and AWP need); `rng` draws AWP's masked words."""
+        spans and links, which WTR and AWP need), or with `lm: mlm` of the sentences `index`
+        of a `Monolingual` pool; `rng` draws AWP's masked words and the LM corruption."""
+        if self.lm == "mlm":
+            return self._monolingual(pairs, index, rng)
+        batch = self._pairs(pairs, index, words, rng) if self.ranking else Batch(None, None, None)
+        if self.lm == "tlm":
+            self._translation_lm(batch, pairs, index, rng)
+        return batch
+
+    def _pairs(
+        self,
+        pairs: Pairs,
+        index: np.ndarray,
+        words: WordAligned | None,
+        rng: np.random.Generator | None,
+    ) -> Batch:
         rows = Ragged.concat([pairs.xx.take(index), pairs.en.take(index)])
         t = self.tokens
         ids, mask = collate(rows, t.cls, t.sep, t.pad)
@@ -137,6 +174,102 @@ class Collator:
                 batch.targets = torch.from_numpy(copies.targets)
                 batch.weights = torch.from_numpy(copies.weights)
         return batch
+
+    @functools.cached_property
+    def replacements(self) -> np.ndarray:
+        """The ids a chosen subword may be replaced with: every id but the special ones."""
+        t = self.tokens
+        return np.setdiff1d(
+            np.arange(self.vocab_size, dtype=np.int32), [t.cls, t.sep, t.pad, t.mask]
+        )
+
+    def _corrupt(self, rows: Ragged, rng: np.random.Generator) -> MaskedTokens:
+        return mask_tokens(rows, self.mlm_probability, self.tokens.mask, self.replacements, rng)
+
+    def _monolingual(self, pool: Monolingual, index: np.ndarray, rng: np.random.Generator) -> Batch:
+        """MLM: the sentences `index`, corrupted; CLS at position 0."""
+        t = self.tokens
+        chosen = self._corrupt(pool.sentences.take(index), rng)
+        ids, mask = collate(chosen.rows, t.cls, t.sep, t.pad)
+        batch = Batch(None, None, None, lm_ids=ids, lm_mask=mask)
+        batch.lm_predict = torch.from_numpy(np.stack([chosen.row, chosen.position + 1], 1))
+        batch.lm_targets = torch.from_numpy(chosen.targets)
+        if self.language_ids is not None:
+            codes = torch.tensor([self.language_ids[pool.langs[i]] for i in pool.lang[index]])
+            batch.lm_types = codes[:, None].expand_as(ids).contiguous()
+        return batch
+
+    def _translation_lm(
+        self, batch: Batch, pairs: Pairs, index: np.ndarray, rng: np.random.Generator
+    ) -> None:
+        """TLM: each pair as one sequence `<s> x </s> </s> y </s>`, both sides corrupted,
+        positions restarting at y's first `</s>` (XLM's reset of the target's positions)."""
+        t = self.tokens
+        n = len(index)
+        xx = self._corrupt(pairs.xx.take(index), rng)
+        en = self._corrupt(pairs.en.take(index), rng)
+        seps = Ragged(np.full(2 * n, t.sep, dtype=xx.rows.values.dtype), offsets_of(np.full(n, 2)))
+        # Rows x_0, seps, y_0, x_1, ...: three rows per pair, joined into one.
+        parts = Ragged.concat([xx.rows, seps, en.rows])
+        order = (np.arange(n)[:, None] + np.array([0, n, 2 * n])[None, :]).ravel()
+        joined = parts.take(order)
+        ids, mask = collate(Ragged(joined.values, joined.offsets[::3]), t.cls, t.sep, t.pad)
+        first = xx.rows.lengths.astype(np.int64) + 2  # <s> x </s>: the first segment
+        columns = np.arange(ids.shape[1])[None, :]
+        second = columns >= first[:, None]
+        positions = np.where(second, columns - first[:, None], columns) * mask.numpy()
+        batch.lm_ids, batch.lm_mask = ids, mask
+        batch.lm_positions = torch.from_numpy(positions)
+        predict = np.concatenate(
+            [
+                np.stack([xx.row, xx.position + 1], 1),
+                # <s>, x, two </s>: y starts at column len(x) + 3.
+                np.stack([en.row, first[en.row] + 1 + en.position], 1),
+            ]
+        )
+        batch.lm_predict = torch.from_numpy(predict)
+        batch.lm_targets = torch.from_numpy(np.concatenate([xx.targets, en.targets]))
+        if self.language_ids is not None:
+            codes = np.array([self.language_ids[pairs.langs[i]] for i in pairs.lang[index]])
+            types = np.where(second, self.language_ids["en"], codes[:, None])
+            batch.lm_types = torch.from_numpy(types.astype(np.int64))
+
+
+@dataclass(frozen=True)
+class MaskedTokens:
+    """Sentences with some subwords chosen for prediction, and those corrupted.
+
+    `rows` are the corrupted subword ids (no special tokens); the p-th chosen subword sits in
+    row `row[p]` at `position[p]` and must be predicted as `targets[p]`.
+    """
+
+    rows: Ragged
+    row: np.ndarray
+    position: np.ndarray
+    targets: np.ndarray
+
+
+def mask_tokens(
+    rows: Ragged,
+    probability: float,
+    mask_id: int,
+    replacements: np.ndarray,
+    rng: np.random.Generator,
+) -> MaskedTokens:
+    """BERT's corruption (Devlin et al. 2019, §3.1; `xlsent.losses.mlm`): every subword is
+    chosen with `probability`; of the chosen, 80 % become `mask_id`, 10 % a random id of
+    `replacements`, 10 % stay as they are. Vectorised over the whole batch."""
+    values = rows.values.copy()
+    chosen = np.flatnonzero(rng.random(len(values)) < probability)
+    action = rng.random(len(chosen))
+    targets = values[chosen].astype(np.int64)
+    values[chosen[action < 0.8]] = mask_id
+    randomised = chosen[(action >= 0.8) & (action < 0.9)]
+    values[randomised] = replacements[rng.integers(len(replacements), size=len(randomised))]
+    row = np.searchsorted(rows.offsets, chosen, side="right") - 1
+    return MaskedTokens(
+        Ragged(values, rows.offsets), row.astype(np.int64), chosen - rows.offsets[row], targets
+    )
 
 
 def collate(

@@ -9,6 +9,10 @@ it rather than to the limit (`xlsent.train.collate`).
 The word-level objectives (WACSE) read the tokenize stage's word spans instead: the same ids
 plus, per pair, each word's subword span and the alignment links. Truncation drops the words
 it cuts (and their links) once, at load time; a micro-batch then only slices arrays.
+
+Masked language modelling reads the same files as monolingual text (`Monolingual`): each
+language's side on its own and English once, drawn language by language with XLM-R's
+exponentially smoothed sampling (`LanguageSampler`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import polars as pl
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -149,3 +155,130 @@ class EpochSampler:
 
     def state(self) -> dict:
         return {"epoch": self.epoch, "position": self.position}
+
+
+@dataclass(frozen=True)
+class Monolingual:
+    """Sentences of every language as monolingual text: each language's side of its pairs,
+    and English once (the English sides of all languages, duplicates removed).
+
+    `meaning` gives each sentence the id of its English side (an English sentence its own):
+    sentences that share it are translations of each other, which a batch keeps apart.
+    """
+
+    sentences: Ragged
+    lang: np.ndarray  # index into `langs`
+    langs: tuple[str, ...]
+    meaning: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.lang)
+
+    def counts(self) -> np.ndarray:
+        """Sentences per language, in the order of `langs`."""
+        return np.bincount(self.lang, minlength=len(self.langs))
+
+
+def row_hashes(rows: Ragged) -> np.ndarray:
+    """A 64-bit hash of each row's values (polars' hash of a list column)."""
+    values = pa.array(rows.values)
+    column = pa.LargeListArray.from_arrays(pa.array(rows.offsets, pa.int64()), values)
+    return pl.from_arrow(column).hash(seed=0).to_numpy()
+
+
+def monolingual(pairs: Pairs) -> Monolingual:
+    """The pairs as monolingual text (`Monolingual`): English is the last language."""
+    _, first, meaning = np.unique(row_hashes(pairs.en), return_index=True, return_inverse=True)
+    english = pairs.en.take(first)
+    langs = (*pairs.langs, "en")
+    return Monolingual(
+        Ragged.concat([pairs.xx, english]),
+        np.concatenate([pairs.lang, np.full(len(first), len(pairs.langs), np.int16)]),
+        langs,
+        np.concatenate([meaning, np.arange(len(first))]).astype(np.int64),
+    )
+
+
+def language_probabilities(counts: np.ndarray, alpha: float, english: int | None) -> np.ndarray:
+    """XLM-R's language sampling (Conneau et al. 2020, arXiv:1911.02116, §3.1, after Lample
+    and Conneau 2019, eq. 1): q_i = p_i^α / Σ_j p_j^α with p_i = n_i / Σ_j n_j, which raises
+    the share of small languages for α < 1 (α = 1: in proportion to the data; 0: uniform).
+
+    English (index `english`) is counted as no larger than the largest other language: its
+    pool holds the English side of every language's pairs, and it is to be sampled no more
+    than the others, as a pretraining corpus without parallel data would hold it.
+    """
+    n = counts.astype(np.float64)
+    if english is not None and len(n) > 1:
+        others = np.delete(n, english)
+        n[english] = min(n[english], others.max())
+    p = n / n.sum()
+    q = np.where(p > 0, p, 0.0) ** alpha * (p > 0)
+    return q / q.sum()
+
+
+class LanguageSampler:
+    """MLM's draws from a `Monolingual` pool: a micro-batch's sentences are split over the
+    languages by a multinomial draw over `probabilities`, each language taking its next
+    sentences from its own seeded shuffles, epoch after epoch. Sentences that are
+    translations of one already drawn into the micro-batch are dropped (a batch never holds
+    a sentence with its translation). Deterministic from the seed and the state, which is a
+    few integers per language."""
+
+    def __init__(
+        self,
+        pool: Monolingual,
+        probabilities: np.ndarray,
+        seed: int,
+        draws: int = 0,
+        epochs: list[int] | None = None,
+        positions: list[int] | None = None,
+        dropped: int = 0,
+    ):
+        self.pool, self.probabilities, self.seed, self.draws = pool, probabilities, seed, draws
+        self.members = [np.flatnonzero(pool.lang == i) for i in range(len(pool.langs))]
+        self.epochs = list(epochs or [0] * len(self.members))
+        self.positions = list(positions or [0] * len(self.members))
+        self.dropped = dropped  # sentences left out for their translation, so far
+        self._orders: dict[int, tuple[int, np.ndarray]] = {}
+
+    def _order(self, lang: int) -> np.ndarray:
+        """The language's shuffle of its current epoch (kept until the epoch ends)."""
+        epoch = self.epochs[lang]
+        if self._orders.get(lang, (None,))[0] != epoch:
+            rng = np.random.default_rng([self.seed, lang, epoch])
+            self._orders[lang] = (
+                epoch,
+                self.members[lang][rng.permutation(len(self.members[lang]))],
+            )
+        return self._orders[lang][1]
+
+    def _take(self, lang: int, n: int) -> np.ndarray:
+        out = []
+        while n > 0:
+            order = self._order(lang)
+            part = order[self.positions[lang] : self.positions[lang] + n]
+            out.append(part)
+            n -= len(part)
+            self.positions[lang] += len(part)
+            if self.positions[lang] == len(order):
+                self.epochs[lang], self.positions[lang] = self.epochs[lang] + 1, 0
+        return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+    def take(self, n: int) -> np.ndarray:
+        """About `n` sentence indices (fewer by the translations dropped), in language order."""
+        rng = np.random.default_rng([self.seed, self.draws])
+        self.draws += 1
+        counts = rng.multinomial(n, self.probabilities)
+        index = np.concatenate([self._take(lang, int(k)) for lang, k in enumerate(counts)])
+        _, first = np.unique(self.pool.meaning[index], return_index=True)
+        self.dropped += len(index) - len(first)
+        return index[np.sort(first)]
+
+    def state(self) -> dict:
+        return {
+            "draws": self.draws,
+            "epochs": list(self.epochs),
+            "positions": list(self.positions),
+            "dropped": self.dropped,
+        }

@@ -8,6 +8,12 @@ language's dev pairs, foreign → English) picks the best checkpoint; every
 `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
 a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
 position and random state.
+
+Pretraining (`mlm`, `tlm`) reads the same files: `mlm` as monolingual sentences drawn
+language by language (`xlsent.train.data.LanguageSampler`), each micro-batch as many
+sentences as a pair batch has (2 × micro_batch_size). A pretraining run exports its last
+step, not its best dev P@1 (which it does not optimise; it is logged all the same), with the
+MLM head that the runs starting from it (`init_from`) predict with.
 """
 
 from __future__ import annotations
@@ -32,10 +38,19 @@ from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
+from xlsent.models.mlm_head import save_mlm_head
+from xlsent.models.rtl_head import english_vocabulary
 from xlsent.ragged import Ragged
 from xlsent.train import distributed, step
 from xlsent.train.collate import Batch, Tokens, collate
-from xlsent.train.data import EpochSampler, load_pairs, load_word_aligned
+from xlsent.train.data import (
+    EpochSampler,
+    LanguageSampler,
+    language_probabilities,
+    load_pairs,
+    load_word_aligned,
+    monolingual,
+)
 from xlsent.train.objectives import Objectives
 
 log = logging.getLogger(__name__)
@@ -70,9 +85,18 @@ class TrainSettings:
     wtr_temperature: float = 0.05
     rtl_weight: float = 0.8
     rtl_layers: int = 2
+    rtl_vocabulary: str = "english"
+    mlm_probability: float = 0.15
+    language_sampling: float = 0.3
+    tlm_weight: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "wacse_weights", tuple(self.wacse_weights))  # JSON gives lists
+        if self.rtl_vocabulary not in RTL_VOCABULARIES:
+            raise ValueError(
+                f"train.rtl_vocabulary is {self.rtl_vocabulary!r}, not one of "
+                f"{', '.join(RTL_VOCABULARIES)}"
+            )
         if self.batch_size % self.micro_batch_size:
             raise ValueError(
                 f"train.batch_size ({self.batch_size}) must be a multiple of "
@@ -83,6 +107,20 @@ class TrainSettings:
     def accumulation(self) -> int:
         """Micro-batches per optimizer step in a single process."""
         return self.batch_size // self.micro_batch_size
+
+    @property
+    def pretraining(self) -> bool:
+        """Whether the run only models language (it exports its last step, with its head)."""
+        return self.method in PRETRAINING
+
+    @property
+    def sentences_per_pair(self) -> int:
+        """Sentences a micro-batch draws per pair of micro_batch_size: MLM's are sentences."""
+        return 2 if self.method == "mlm" else 1
+
+
+PRETRAINING = ("mlm", "tlm")
+RTL_VOCABULARIES = ("english", "all")
 
 
 @dataclass(frozen=True)
@@ -163,6 +201,19 @@ class Trainer:
                 )
         else:
             self.train_data = load_pairs(train_paths, settings.max_length)
+        if settings.method == "mlm":
+            self.train_data = monolingual(self.train_data)
+            log.info(
+                "monolingual sentences per language: %s; sampled with probabilities %s",
+                dict(zip(self.train_data.langs, self.train_data.counts().tolist(), strict=True)),
+                dict(
+                    zip(
+                        self.train_data.langs,
+                        self._language_probabilities().round(4).tolist(),
+                        strict=True,
+                    )
+                ),
+            )
         if len(self.train_data) < per_step:
             raise ValueError(
                 f"the training set has {len(self.train_data)} pairs, fewer than one micro-batch "
@@ -189,6 +240,7 @@ class Trainer:
             self.languages,
             str(model_spec.pretrained_dir) if model_spec.pretrained_dir else None,
             distributed.gather if self.world.size > 1 else None,
+            rtl_vocabulary=self._rtl_vocabulary(tokens.sep),
         ).to(self.device)
         self.forward = self.objective
         if self.world.size > 1:
@@ -204,7 +256,7 @@ class Trainer:
             self._parameter_groups(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
-        self.sampler = EpochSampler(len(self.train_data), settings.seed)
+        self.sampler = self._sampler()
         self.step = 0
         self.best: dict = {"step": None, "dev_p1": -1.0}
         self.history: list[dict] = []
@@ -213,6 +265,33 @@ class Trainer:
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
 
     # -- setup -------------------------------------------------------------------------------
+    def _language_probabilities(self) -> np.ndarray:
+        pool = self.train_data
+        return language_probabilities(
+            pool.counts(), self.settings.language_sampling, pool.langs.index("en")
+        )
+
+    def _sampler(self, state: dict | None = None) -> EpochSampler | LanguageSampler:
+        """The draws of training examples (from a checkpoint's `state`): pairs in seeded
+        epochs, or MLM's sentences language by language."""
+        state = state or {}
+        if self.settings.method == "mlm":
+            return LanguageSampler(
+                self.train_data, self._language_probabilities(), self.settings.seed, **state
+            )
+        return EpochSampler(len(self.train_data), self.settings.seed, **state)
+
+    def _rtl_vocabulary(self, sep: int) -> np.ndarray | None:
+        """The token ids DAP's RTL head predicts over: under `rtl_vocabulary: english` (DAP's
+        code) those of the English training side and </s>, which are every id a target can
+        be; derived from the settings and the input files, so the checkpoint's fingerprint
+        covers it. None: the whole vocabulary."""
+        if self.settings.method != "dap" or self.settings.rtl_vocabulary == "all":
+            return None
+        ids = english_vocabulary(self.train_data.en.values, sep)
+        log.info("RTL predicts over the %d token ids of the English training side", len(ids))
+        return ids
+
     def _parameter_groups(self) -> list[dict]:
         # The usual BERT recipe: no weight decay on biases and LayerNorm weights.
         decay, no_decay = [], []
@@ -313,7 +392,7 @@ class Trainer:
         self.objective.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
-        self.sampler = EpochSampler(len(self.train_data), self.settings.seed, **state["sampler"])
+        self.sampler = self._sampler(state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
         if self.world.main:
@@ -371,7 +450,7 @@ class Trainer:
         batch = (batch or self.batch(index, micro)).to(self.device)
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
             loss, parts = self.forward(batch, tr_grads)
-        return loss, parts, int(batch.mask.sum())
+        return loss, parts, batch.tokens
 
     def _built(self, indices: list[np.ndarray]) -> Iterator[Batch]:
         """The step's micro-batches in order, each built in a background thread while the
@@ -398,7 +477,7 @@ class Trainer:
     def accumulate(self) -> dict:
         """The gradients of one step's `batch_size` pairs (`xlsent.train.step`); the step's
         loss, its parts and its real tokens."""
-        share = self.settings.micro_batch_size
+        share = self.settings.micro_batch_size * self.settings.sentences_per_pair
         self.objective.train()
         # Every process draws the same global micro-batches and trains on its slice of each.
         # The sampler moves past the step here, which is where checkpoints see it.
@@ -493,17 +572,18 @@ class Trainer:
                         "pairs_per_s": round(pairs_since / elapsed, 1),
                         "tokens_per_s": round(tokens_since / elapsed, 1),
                     }
+                    if isinstance(self.sampler, LanguageSampler):
+                        # MLM: sentences left out of a batch that held their translation.
+                        entry["translations_dropped"] = self.sampler.dropped
                     self._log(entry, log_path)
                     started, pairs_since, tokens_since, records = time.perf_counter(), 0, 0, []
                 if self.world.main and (self.step % s.eval_every == 0 or self.step == s.max_steps):
                     result = self.evaluate()
-                    improved = result["dev_p1"] > self.best["dev_p1"]
+                    # A pretraining run keeps its latest weights: "best" is the last step.
+                    improved = s.pretraining or result["dev_p1"] > self.best["dev_p1"]
                     if improved:
                         self.best = {"step": self.step, **result}
-                        _save(
-                            {"step": self.step, "model": self.model.state_dict()},
-                            self._best_weights(self.step),
-                        )
+                        _save(self._weights(), self._best_weights(self.step))
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
@@ -517,6 +597,14 @@ class Trainer:
         finally:
             signal.signal(signal.SIGTERM, previous)
         return self.best
+
+    def _weights(self) -> dict:
+        """What a best step keeps: the encoder's weights, and the MLM head's if it has one
+        (exported with the model for the runs that start from it)."""
+        weights = {"step": self.step, "model": self.model.state_dict()}
+        if self.objective.mlm is not None:
+            weights["mlm_head"] = self.objective.mlm.state_dict()
+        return weights
 
     def _log(self, entry: dict, log_path: Path | None) -> None:
         if not self.world.main:
@@ -533,9 +621,13 @@ class Trainer:
         if self.best["step"] is not None:
             best = torch.load(self._best_weights(self.best["step"]), map_location=self.device)
             self.model.load_state_dict(best["model"])
+            if self.objective.mlm is not None:
+                self.objective.mlm.load_state_dict(best["mlm_head"])
         self.model.to("cpu")
         with atomic_path(out_dir) as tmp:
             encoder.save(self.model, self.model_spec.tokenizer_dir, tmp, self.settings.max_length)
+            if self.objective.mlm is not None:
+                save_mlm_head(self.objective.mlm, self.model.get_input_embeddings().weight, tmp)
             kill_point("train.export")
             write_json(tmp / "run.json", run_config)
             write_json(tmp / "best.json", self.best)

@@ -4,21 +4,29 @@
 - `wacse`: L = α·L_TR + β·L_AWP + γ·L_WTR (WACSE eq. 11; `wacse_weights` = (α, β, γ),
   default (0.8, 0.1, 0.1)); a zero weight skips its objective (TR+AWP, TR+WTR ablations).
 - `dap`: L = L_TR + w·L_RTL (DAP eq. 7; `rtl_weight` 0.8, the weight the released code's
-  0.1 has on 8 GPUs: `xlsent.losses.rtl`).
+  0.1 has on 8 GPUs: `xlsent.losses.rtl`); RTL's softmax over the English token ids that the
+  trainer passes (`rtl_vocabulary: english`, DAP's code) or over every id.
+- `mlm`: L = L_MLM on monolingual sentences (pretraining, `xlsent.losses.mlm`).
+- `tlm`: L = L_TLM on concatenated pairs; `tr-tlm`: L = L_TR + w·L_TLM (DAP Table 1's TR+TLM
+  baseline; `tlm_weight`).
 
 A micro-batch of N pairs is encoded as 2N sentences in one pass (the N non-English sides,
 then their N English translations); TR uses their sentence vectors, WTR the same pass's word
-vectors, RTL the non-English token states, and AWP one more pass over masked copies.
+vectors, RTL the non-English token states, and AWP one more pass over masked copies. MLM
+and TLM encode their own corrupted sequences; the MLM head is one per encoder (AWP predicts
+with the head an `mlm` run trained, when the run starts from one).
 The batch arrives built (`collator`, `xlsent.train.collate`); here the encoder and the heads
 run and the losses (`xlsent.losses`, pure tensor functions) are called and weighed.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 
 from xlsent.losses.awp import aligned_word_prediction_loss
+from xlsent.losses.mlm import masked_lm_loss
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.losses.tr import Gather, translation_ranking_loss
 from xlsent.losses.wtr import word_translation_ranking_loss
@@ -26,7 +34,9 @@ from xlsent.models.mlm_head import mlm_head
 from xlsent.models.rtl_head import RTLHead
 from xlsent.train.collate import Batch, Collator, Tokens
 
-METHODS = ("tr", "wacse", "dap")
+METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
+# The language-modelling objective of each method that has one.
+LM_OBJECTIVE = {"mlm": "mlm", "tlm": "tlm", "tr-tlm": "tlm"}
 
 
 class Objectives(nn.Module):
@@ -41,7 +51,10 @@ class Objectives(nn.Module):
         language_ids: dict[str, int] | None = None,
         pretrained_dir: str | None = None,
         gather: Gather | None = None,
+        rtl_vocabulary: np.ndarray | None = None,
     ):
+        """`rtl_vocabulary`: the token ids RTL's output layer keeps (`dap`; the trainer passes
+        the English training side's under `rtl_vocabulary: english`); None: every id."""
         super().__init__()
         if settings.method not in METHODS:
             raise ValueError(f"unknown method {settings.method!r}; methods: {', '.join(METHODS)}")
@@ -54,22 +67,31 @@ class Objectives(nn.Module):
             self.weights = {"tr": alpha, "awp": beta, "wtr": gamma}
         elif settings.method == "dap":
             self.weights = {"tr": 1.0, "rtl": settings.rtl_weight}
+        elif settings.method in ("mlm", "tlm"):
+            self.weights = {LM_OBJECTIVE[settings.method]: 1.0}
+        elif settings.method == "tr-tlm":
+            self.weights = {"tr": 1.0, "tlm": settings.tlm_weight}
+        self.lm = LM_OBJECTIVE.get(settings.method)
         self.mlm = (
             mlm_head(encoder.config, encoder.get_input_embeddings(), pretrained_dir)
-            if self.weights.get("awp")
+            if self.weights.get("awp") or self.lm
             else None
         )
         self.rtl = (
-            RTLHead(encoder, settings.rtl_layers, tokens.mask, pretrained_dir)
+            RTLHead(encoder, settings.rtl_layers, tokens.mask, pretrained_dir, rtl_vocabulary)
             if settings.method == "dap"
             else None
         )
         self.collator = Collator(
             tokens,
             language_ids,
+            ranking="tr" in self.weights,
             wtr=bool(self.weights.get("wtr")),
-            awp_samples=settings.awp_samples if self.mlm is not None else None,
+            awp_samples=settings.awp_samples if self.weights.get("awp") else None,
             rtl=self.rtl is not None,
+            lm=self.lm,
+            mlm_probability=settings.mlm_probability,
+            vocab_size=encoder.config.vocab_size,
         )
         # Parameters no objective touches must not ask DDP for gradients.
         pooler = getattr(encoder, "pooler", None)
@@ -92,24 +114,25 @@ class Objectives(nn.Module):
         not a loss, and `parts` holds no "tr".
         """
         s, n = self.settings, batch.n_pairs
-        hidden = self.encode(batch.ids, batch.mask, batch.types)
-        vectors = self.sentence_vectors(hidden)
-        if tr_grads is None:
-            parts = {
-                "tr": translation_ranking_loss(
+        loss, parts = torch.zeros(()), {}
+        if batch.ids is not None:
+            hidden = self.encode(batch.ids, batch.mask, batch.types)
+            vectors = self.sentence_vectors(hidden)
+            if tr_grads is None:
+                parts["tr"] = translation_ranking_loss(
                     vectors[:n], vectors[n:], s.temperature, s.direction, self.gather
                 )
-            }
-            loss = self.weights["tr"] * parts["tr"]
-        else:
-            parts = {}
-            loss = (vectors.float() * tr_grads).sum()
-        if self.weights.get("wtr"):
-            parts["wtr"] = self._wtr(batch, hidden)
-        if self.mlm is not None:
-            parts["awp"] = self._awp(batch, hidden)
-        if self.rtl is not None:
-            parts["rtl"] = self._rtl(batch, hidden)
+                loss = self.weights["tr"] * parts["tr"]
+            else:
+                loss = (vectors.float() * tr_grads).sum()
+            if self.weights.get("wtr"):
+                parts["wtr"] = self._wtr(batch, hidden)
+            if self.weights.get("awp"):
+                parts["awp"] = self._awp(batch, hidden)
+            if self.rtl is not None:
+                parts["rtl"] = self._rtl(batch, hidden)
+        if self.lm is not None:
+            parts[self.lm] = self._language_model(batch)
         loss = loss + sum(self.weights[name] * parts[name] for name in parts if name != "tr")
         return loss, parts
 
@@ -123,15 +146,27 @@ class Objectives(nn.Module):
         return self.sentence_vectors(self.encode(batch.ids, batch.mask, batch.types))
 
     def encode(
-        self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor | None
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        types: torch.Tensor | None,
+        positions: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Last hidden states of a padded batch, computed in `length_groups` passes over
         length-sorted groups of rows, each padded only to its own longest row. Attention never
-        sees padding, so the states are those of one pass; the saving is the padding."""
+        sees padding, so the states are those of one pass; the saving is the padding.
+        `positions`: each token's position counted from 0 (TLM restarts them), by default
+        its column."""
+        if positions is not None:
+            positions = self._position_ids(positions, mask)
         groups = self.settings.length_groups
+
+        def part_of(tensor: torch.Tensor | None, rows, width: int) -> torch.Tensor | None:
+            return None if tensor is None else tensor[rows, :width]
+
         if groups <= 1:
             return self.encoder(
-                input_ids=ids, attention_mask=mask, token_type_ids=types
+                input_ids=ids, attention_mask=mask, token_type_ids=types, position_ids=positions
             ).last_hidden_state
         lengths = mask.sum(1)
         hidden = None
@@ -140,12 +175,27 @@ class Objectives(nn.Module):
             states = self.encoder(
                 input_ids=ids[part, :width],
                 attention_mask=mask[part, :width],
-                token_type_ids=None if types is None else types[part, :width],
+                token_type_ids=part_of(types, part, width),
+                position_ids=part_of(positions, part, width),
             ).last_hidden_state
             if hidden is None:
                 hidden = states.new_zeros(*ids.shape, states.shape[-1])
             hidden[part, :width] = states
         return hidden
+
+    def _position_ids(self, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The encoder's position ids of positions counted from 0: XLM-R and RoBERTa number
+        real tokens from padding_idx + 1 and give padding padding_idx; BERT counts from 0."""
+        padding = getattr(self.encoder.embeddings, "padding_idx", None)
+        if padding is None:
+            return positions
+        return torch.where(mask.bool(), positions + padding + 1, padding)
+
+    def _language_model(self, batch: Batch) -> torch.Tensor:
+        """MLM or TLM: the corrupted sequences encoded, the MLM head at the chosen positions."""
+        hidden = self.encode(batch.lm_ids, batch.lm_mask, batch.lm_types, batch.lm_positions)
+        states = hidden[batch.lm_predict[:, 0], batch.lm_predict[:, 1]]
+        return masked_lm_loss(self.mlm(states), batch.lm_targets)
 
     def _wtr(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """WTR over the word vectors of the pass that gave the sentence vectors."""
@@ -173,10 +223,10 @@ class Objectives(nn.Module):
 
     def _rtl(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """RTL: the head reads the non-English token states after CLS (DAP's f*(x)) and
-        predicts the English tokens."""
+        predicts the English tokens (each target id as its row of the head's output layer)."""
         n = batch.n_pairs
         logits = self.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl_mask)
-        return representation_translation_loss(logits, batch.rtl_targets)
+        return representation_translation_loss(logits, self.rtl.target_rows(batch.rtl_targets))
 
 
 def word_vectors(hidden: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:

@@ -45,7 +45,7 @@ def accumulate(
     forward = forward or objective
     device = device or torch.device("cpu")
     steps_per_batch = n_micro * world_size
-    cached = s.negatives == "batch" and steps_per_batch > 1
+    cached = "tr" in objective.weights and s.negatives == "batch" and steps_per_batch > 1
     parts_total: dict[str, float] = {}
     tr_grads: list[torch.Tensor | None] = [None] * n_micro
     states: list[cached_tr.RandomState] = []
@@ -76,7 +76,7 @@ def accumulate(
             (loss / n_micro).backward()
         for name, value in parts.items():
             parts_total[name] = parts_total.get(name, 0.0) + value.item() / n_micro
-        tokens += int(batch.mask.sum())
+        tokens += batch.tokens
     return {
         "loss": sum(objective.weights[name] * value for name, value in parts_total.items()),
         "parts": parts_total,

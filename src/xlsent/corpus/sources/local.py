@@ -56,7 +56,7 @@ class Local(Source):
         language it reaches stops it (with a traceback), and a target that needs only other
         languages (`results/align/eflomal/de/_SUCCESS`) plans and runs without ever looking.
         """
-        from xlsent.config import ConfigError, _not_found
+        from xlsent.config import ConfigError, not_found
         from xlsent.corpus import local
         from xlsent.corpus.bitext import CorpusError
 
@@ -64,7 +64,7 @@ class Local(Source):
         path = Path(directory)
         if not path.is_dir():
             raise ConfigError(
-                f"config key `corpus.local.dir`: {_not_found(directory, 'directory')}: point it "
+                f"config key `corpus.local.dir`: {not_found(directory, 'directory')}: point it "
                 "at the directory that holds the Moses files ({corpus}.{a}-{b}.{lang}[.gz])"
             )
         without, broken = [], []

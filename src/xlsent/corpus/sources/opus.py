@@ -60,7 +60,7 @@ class Opus(Source):
     def check(self, config: dict, langs: list[str], *, shipped: Shipped) -> None:
         """The OPUS manifest, its corpora and a corpus for every language: what planning the
         downloads reads, one language at a time."""
-        from xlsent.config import ConfigError, _not_found
+        from xlsent.config import ConfigError, not_found
         from xlsent.corpus import opus
         from xlsent.corpus.bitext import CorpusError
 
@@ -68,7 +68,7 @@ class Opus(Source):
         path = Path(shipped(settings["manifest"]))
         if not path.is_file():
             raise ConfigError(
-                f"config key `corpus.opus.manifest`: {_not_found(path, 'file')}: point it at a "
+                f"config key `corpus.opus.manifest`: {not_found(path, 'file')}: point it at a "
                 "manifest laid out like resources/opus.yaml"
             )
         try:

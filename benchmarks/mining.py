@@ -1,0 +1,245 @@
+"""Bitext mining at BUCC's scale: exact against approximate kNN, time, memory and recall.
+
+BUCC 2018's de-en training split has about 400K sentences a side. This mines `--n` × `--n`
+synthetic unit vectors at the model's dimension (`--dim`, 768: xlm-roberta-base) with
+`xlsent.evaluate.mining` as the workflow does (k = 4 both ways, ratio margin, max
+retrieval), once per index of `--indexes` (flat: exact; ivf, hnsw: approximate, with the
+schema's default parameters unless `--set` changes them), each in a fresh interpreter whose
+peak RSS is read, beside that of an interpreter that only loads the vectors. For each it
+reports:
+
+- seconds of the kNN search both ways (index building included) and of the margin scoring
+  and retrieval;
+- recall@4 of the x→y search against exact search, on `--recall-queries` random queries
+  (exact search of all n queries is what `flat` costs);
+- F1 at the best threshold of the planted pairs (`--pairs` of them): what the index's
+  misses cost the mining itself.
+
+The vectors are not uniform on the sphere (on which nearest neighbours are all alike and
+approximate indexes look worse than on real embeddings): each is a random topic centre (of
+`--topics`) plus noise (`--spread`: two sentences of a topic have cosine ≈ 0.3), and a
+planted pair's English side is its foreign side plus noise (`--noise`: cosine ≈ 0.85); the
+other sentences of both sides are drawn from the same topics.
+
+    flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/mining.py --n 50000
+    flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/mining.py --n 400000 --indexes ivf
+
+Prints a table and writes benchmarks/out/mining.json (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# The peak RSS of one child, read by a launcher: a direct child of this process would report at
+# least this process's own RSS (Linux: exec keeps the old address space's high-water mark).
+LAUNCHER = (
+    "import resource, subprocess, sys; "
+    "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+LOAD = """
+import json, time
+import numpy as np
+x = np.load({x!r})
+y = np.load({y!r})
+"""
+# One mining run: the kNN both ways, then margins and retrieval, each timed; then recall@k of
+# the x→y neighbours on the sampled queries, and F1 of the planted pairs (not timed).
+MINE = (
+    LOAD
+    + """
+import faiss
+from xlsent.evaluate import mining
+settings = mining.MiningSettings(**{settings})
+start = time.perf_counter()
+x, y = mining.unit_rows(x, "x"), mining.unit_rows(y, "y")
+found = mining.neighbours(x, y, settings)
+knn_s = time.perf_counter() - start
+start = time.perf_counter()
+candidates = mining.candidates(found, settings)
+select_s = time.perf_counter() - start
+queries = np.load({queries!r})
+exact = np.load({exact!r})
+got = found.x2y_ind[queries]
+recall = float(np.mean([len(set(a) & set(e)) / len(e) for a, e in zip(got, exact)]))
+correct = (candidates.src == candidates.trg) & (candidates.src < {pairs})
+best = mining.best_threshold(candidates.score, correct, {pairs})
+print(json.dumps({{"knn_s": knn_s, "select_s": select_s, "recall": recall, "f1": best.f1,
+                  "precision": best.precision, "recall_pairs": best.recall,
+                  "candidates": len(candidates)}}))
+"""
+)
+
+
+def run(code: str) -> tuple[dict | None, int]:
+    """Run `code` in a fresh interpreter; its last JSON line (if any) and its peak RSS in bytes."""
+    out = subprocess.run(  # stderr passes through: progress bars, and errors if any
+        [sys.executable, "-c", LAUNCHER, code], stdout=subprocess.PIPE, text=True, check=True
+    ).stdout.splitlines()
+    rss = int(out[-1]) * (1024 if sys.platform.startswith("linux") else 1)  # KiB on Linux
+    return (json.loads(out[-2]) if len(out) > 1 else None), rss
+
+
+def synthesize(
+    directory: Path,
+    n: int,
+    dim: int,
+    pairs: int,
+    topics: int,
+    spread: float,
+    noise: float,
+    seed: int,
+) -> tuple[Path, Path]:
+    """Write x and y (n × dim float32 each) as .npy; rows < `pairs` of y translate x's.
+
+    A sentence is a topic centre (standard normal) plus `spread` × standard normal noise:
+    two sentences of a topic have cosine about 1 / (1 + spread²), of two topics about 0. A
+    translation adds `noise` × standard normal: cosine about 1 / √(1 + noise² / (1 + spread²)).
+    """
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((topics, dim)).astype(np.float32)
+    paths = (directory / "x.npy", directory / "y.npy")
+    x = np.lib.format.open_memmap(paths[0], mode="w+", dtype=np.float32, shape=(n, dim))
+    y = np.lib.format.open_memmap(paths[1], mode="w+", dtype=np.float32, shape=(n, dim))
+    step = 50_000
+    for side in (x, y):
+        for start in range(0, n, step):
+            rows = min(step, n - start)
+            own = spread * rng.standard_normal((rows, dim), dtype=np.float32)
+            side[start : start + rows] = centres[rng.integers(topics, size=rows)] + own
+    for start in range(0, pairs, step):  # the planted translations
+        stop = min(start + step, pairs)
+        y[start:stop] = x[start:stop] + noise * rng.standard_normal((stop - start, dim))
+    x.flush()
+    y.flush()
+    del x, y
+    return paths
+
+
+def exact_neighbours(x_path: Path, y_path: Path, queries: np.ndarray, k: int) -> np.ndarray:
+    """The exact k nearest rows of y (cosine) of the sampled rows of x."""
+    import faiss
+
+    x = np.load(x_path, mmap_mode="r")[queries].astype(np.float32)
+    y = np.load(y_path)
+    faiss.normalize_L2(x)
+    faiss.normalize_L2(y)
+    return faiss.knn(x, y, k, metric=faiss.METRIC_INNER_PRODUCT)[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=400_000, help="sentences per side")
+    parser.add_argument("--dim", type=int, default=768, help="vector dimension")
+    parser.add_argument("--pairs", type=int, help="planted pairs (default 3%% of n, as BUCC)")
+    parser.add_argument("--topics", type=int, default=1000, help="topic centres")
+    parser.add_argument(
+        "--spread", type=float, default=1.5, help="sentence noise (topic cosine 1/(1+s²))"
+    )
+    parser.add_argument(
+        "--noise", type=float, default=1.1, help="translation noise (cosine ~0.85 at 1.1)"
+    )
+    parser.add_argument("--indexes", nargs="+", default=["flat", "ivf", "hnsw"])
+    parser.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="evaluate.bucc.mining settings other than the schema's, e.g. ivf_nprobe=16",
+    )
+    parser.add_argument("--recall-queries", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "mining.json")
+    args = parser.parse_args()
+    pairs = args.pairs if args.pairs is not None else round(0.03 * args.n)
+
+    from xlsent.evaluate.mining import MiningSettings
+
+    overrides = {key: json.loads(value) for key, _, value in (s.partition("=") for s in args.set)}
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="xlsent-mining-") as tmp:
+        work = Path(tmp)
+        started = time.perf_counter()
+        x_path, y_path = synthesize(
+            work, args.n, args.dim, pairs, args.topics, args.spread, args.noise, args.seed
+        )
+        rng = np.random.default_rng(args.seed + 1)
+        queries = np.sort(rng.choice(args.n, size=min(args.recall_queries, args.n), replace=False))
+        k = MiningSettings().k
+        np.save(work / "queries.npy", queries)
+        np.save(work / "exact.npy", exact_neighbours(x_path, y_path, queries, k))
+        setup_s = time.perf_counter() - started
+        _, baseline = run(LOAD.format(x=str(x_path), y=str(y_path)))
+        for index in args.indexes:
+            settings = {"knn": index, **overrides}
+            code = MINE.format(
+                x=str(x_path),
+                y=str(y_path),
+                settings=settings,
+                queries=str(work / "queries.npy"),
+                exact=str(work / "exact.npy"),
+                pairs=pairs,
+            )
+            result, rss = run(code)
+            results[index] = {
+                **result,
+                "settings": {
+                    key: value
+                    for key, value in MiningSettings(**settings).__dict__.items()
+                    if key == "knn" or key.startswith(index) or key in ("k", "search_batch_size")
+                },
+                "peak_rss_gib": rss / 2**30,
+            }
+
+    gib = 2**30
+    vectors = 2 * args.n * args.dim * 4 / gib
+    print(
+        f"{args.n:,} × {args.n:,} sentences, dim {args.dim}, {pairs:,} planted pairs, "
+        f"{args.topics} topics (spread {args.spread}, translation noise {args.noise}); "
+        f"{os.cpu_count()} CPUs; synthesis and exact recall reference "
+        f"{setup_s:.0f} s"
+    )
+    print(
+        f"both sides' float32 vectors: {vectors:.2f} GiB; an interpreter that loads them: "
+        f"{baseline / gib:.2f} GiB peak RSS"
+    )
+    header = f"{'index':<7}{'kNN s':>9}{'margin s':>10}{'peak RSS':>10}{'recall@4':>10}{'F1':>7}"
+    print(header)
+    for index, r in results.items():
+        print(
+            f"{index:<7}{r['knn_s']:>9.1f}{r['select_s']:>10.1f}{r['peak_rss_gib']:>8.2f} G"
+            f"{r['recall']:>10.4f}{r['f1']:>7.1f}"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "n": args.n,
+        "dim": args.dim,
+        "pairs": pairs,
+        "topics": args.topics,
+        "spread": args.spread,
+        "noise": args.noise,
+        "recall_queries": len(queries),
+        "cpus": os.cpu_count(),
+        "machine": platform.platform(),
+        "baseline_rss_gib": baseline / gib,
+        "results": results,
+    }
+    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

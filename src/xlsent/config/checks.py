@@ -1,0 +1,422 @@
+"""`validate`: the schema, then the rules between keys that it cannot say. Pure (no file the
+config names is opened): the same answer in every process that parses the workflow."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from xlsent import languages
+from xlsent.config.outputs import figures
+from xlsent.config.runs import (
+    DUALPIVOT_METHODS,
+    ENCODER_METHODS,
+    SENTENCE_ENCODER_METHODS,
+    WORD_VECTOR_METHODS,
+    block_key,
+    dualpivot_settings,
+    listed,
+    max_positions,
+    multiples_near,
+    runs_of,
+    table_groups,
+    tatoeba_languages,
+    train_key,
+)
+from xlsent.config.schema import ConfigError, error_message, with_defaults
+
+
+def validate(config: dict, schema_path: str | Path) -> dict:
+    """Validate `config` in place (defaults filled) and check the rules between keys.
+
+    Pure (it opens no file the config names): every process that parses the workflow, a
+    cluster job's included, gets the same answer. The files are `check_paths`'s.
+    """
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = with_defaults(jsonschema.Draft202012Validator)(schema)
+    # The shallowest error first: an unknown section explains everything below it.
+    errors = sorted(validator.iter_errors(config), key=lambda e: len(e.absolute_path))
+    if errors:
+        raise ConfigError(error_message(errors[0]))
+    _check_languages(config)
+    _check_references(config)
+    _check_word_vector_runs(config, schema)
+    _check_init_from(config)
+    _check_encoder_runs(config, schema)
+    _check_dualpivot_runs(config, schema)
+    _check_transfer_runs(config)
+    _check_models(config)
+    _check_corpus(config)
+    figures(config)  # the runs and languages that `figures` names
+    return config
+
+
+def _check_languages(config: dict) -> None:
+    """Codes and group names wherever the config takes them, each under its own key."""
+    specs = {
+        "languages": config["languages"],
+        "evaluate.tatoeba.languages": config["evaluate"]["tatoeba"]["languages"],
+        "evaluate.mteb.languages": config["evaluate"]["mteb"]["languages"],
+    }
+    for key, spec in specs.items():
+        if spec is None:
+            continue
+        # Only languages with an ISO 639-1 code have per-language paths to train on.
+        resolve = languages.resolve_trainable if key == "languages" else languages.resolve
+        try:
+            resolve(spec)
+        except languages.UnknownLanguageError as err:
+            raise ConfigError(f"config key `{key}`: {err}") from None
+    evaluated = tatoeba_languages(config)
+    for key, names in table_groups(config).items():
+        for group in names:
+            if group not in languages.GROUPS:
+                raise ConfigError(
+                    f"config key `{key}`: unknown group {group!r}; use group names: "
+                    f"{', '.join(languages.GROUPS)}"
+                )
+            # Languages that are never trained are evaluated only when listed: a group that
+            # holds some left out of the list could never be filled (config_warnings names the
+            # groups that a smaller set of training languages leaves partial).
+            never = [
+                code
+                for code in languages.GROUPS[group]
+                if code not in evaluated and not languages.trainable(code)
+            ]
+            if never:
+                raise ConfigError(
+                    f"config key `{key}`: group {group!r} averages languages that are only "
+                    f"evaluated, and `evaluate.tatoeba.languages` leaves out {listed(never)}: "
+                    f"set it to {group} (or a list that holds them), or drop the group"
+                )
+    # An encoder with language embeddings has one for each training language and no other.
+    untrained = [code for code in evaluated if code not in languages.resolve(config["languages"])]
+    for run in runs_of(config, ENCODER_METHODS):
+        settings = {**config["train"], **config["runs"][run].get("train", {})}
+        if settings["language_embeddings"] and untrained:
+            raise ConfigError(
+                f"config key `evaluate.tatoeba.languages`: {listed(untrained)} are not in "
+                f"`languages`, but run {run!r} has language embeddings (train."
+                "language_embeddings) for the training languages only: evaluate those, or "
+                "train without language embeddings"
+            )
+
+
+def _check_references(config: dict) -> None:
+    if config["corpus"]["source"] == "local" and not config["corpus"]["local"]["dir"]:
+        raise ConfigError(
+            "config key `corpus.local.dir` must be set when `corpus.source` is local: the "
+            "directory holding the Moses files"
+        )
+    for name, model in config["models"].items():
+        if model["init"] == "pretrained" and "path" not in model:
+            raise ConfigError(
+                f"config key `models.{name}.path` is required for a pretrained model: a hub "
+                "id (e.g. xlm-roberta-base) or a local directory"
+            )
+    for name in config["tables"]["ablation"]["runs"]:
+        if name not in config["runs"]:
+            raise ConfigError(
+                f"config key `tables.ablation.runs`: {name!r} is not one of `runs` "
+                f"({', '.join(config['runs'])})"
+            )
+    for name, run in config["runs"].items():
+        if run["method"] not in SENTENCE_ENCODER_METHODS:
+            continue  # checked by _check_word_vector_runs
+        if run["model"] not in config["models"]:
+            raise ConfigError(
+                f"config key `runs.{name}.model`: {run['model']!r} is not one of `models` "
+                f"({', '.join(config['models'])})"
+            )
+        unknown = set(run["train"]) - set(config["train"])
+        if run["method"] in ENCODER_METHODS and unknown:
+            raise ConfigError(
+                f"config key `runs.{name}.train.{sorted(unknown)[0]}` is not a training "
+                f"setting; settings are: {', '.join(config['train'])}"
+            )
+
+
+def _check_run_block(config: dict, schema: dict, run: str, block: str) -> None:
+    """A run's settings of `block` (the global block and the run's overrides, as its program
+    gets them) against the schema, naming the key they come from."""
+    spec = schema["properties"][block]
+    validator = with_defaults(jsonschema.Draft202012Validator)(spec)
+    overrides = config["runs"][run][block]
+    merged = {**config[block], **overrides}
+    errors = sorted(validator.iter_errors(merged), key=lambda e: len(e.absolute_path))
+    if not errors:
+        return
+    error = errors[0]
+    if error.validator == "additionalProperties":
+        allowed = list(spec["properties"])
+        unknown = sorted(set(overrides) - set(allowed))
+        close = difflib.get_close_matches(unknown[0], allowed, n=1) if unknown else []
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        raise ConfigError(
+            f"config key `runs.{run}.{block}.{unknown[0] if unknown else '?'}`"
+            f"{hint} is not a {block} setting; settings are: {', '.join(allowed)}"
+        )
+    key = ".".join(str(p) for p in error.absolute_path)
+    where = f"runs.{run}.{block}" if key in overrides else block
+    raise ConfigError(f"config key `{where}.{key}`: {error.message}")
+
+
+def _check_word_vector_runs(config: dict, schema: dict) -> None:
+    """A word-vector run's settings (global block + its overrides) against the schema, the
+    languages it is evaluated on, and the BLI dictionaries' languages."""
+    for name, run in config["runs"].items():
+        if run["method"] not in WORD_VECTOR_METHODS:
+            continue
+        if run.get("train"):
+            raise ConfigError(
+                f"config key `runs.{name}.train` applies to encoder runs (tr, wacse, dap); a "
+                f"{run['method']} run's settings go under `runs.{name}.bisent2vec`"
+            )
+        _check_run_block(config, schema, name, "bisent2vec")
+    langs = languages.resolve(config["languages"])
+    word_vector_runs = runs_of(config, WORD_VECTOR_METHODS)
+    evaluated = config["evaluate"]["tatoeba"]["languages"]
+    if (
+        word_vector_runs
+        and evaluated is not None
+        and not set(languages.resolve(evaluated)) & set(langs)
+    ):
+        raise ConfigError(
+            "config key `evaluate.tatoeba.languages`: none of them is in `languages`, but the "
+            f"word-vector runs ({', '.join(word_vector_runs)}) evaluate each language with its "
+            "own en-xx model, trained for `languages` only: evaluate at least one language of "
+            "`languages`"
+        )
+    for lang in config["evaluate"]["bli"]["dictionaries"]:
+        if lang not in langs:
+            raise ConfigError(
+                f"config key `evaluate.bli.dictionaries.{lang}`: {lang!r} is not one of "
+                f"`languages` ({', '.join(langs)}); a dictionary is evaluated on that "
+                "language's en-xx models"
+            )
+
+
+def _check_encoder_runs(config: dict, schema: dict) -> None:
+    """Each encoder run's settings as its trainer gets them (the global `train` block and the
+    run's overrides): the overrides' values against the schema, then the rules between keys
+    that the trainer, or the evaluation after it, would only enforce once its job runs."""
+    validator = jsonschema.Draft202012Validator(schema["properties"]["train"])
+    n_langs = len(languages.resolve(config["languages"]))
+    max_pairs = config["corpus"]["max_pairs"]
+    for run in runs_of(config, ENCODER_METHODS):
+        spec = config["runs"][run]
+        settings = {**config["train"], **spec["train"]}
+        errors = sorted(validator.iter_errors(settings), key=lambda e: len(e.absolute_path))
+        if errors:
+            raise ConfigError(error_message(errors[0], root=("runs", run, "train")))
+
+        key = functools.partial(train_key, config, run)
+        # One process per GPU (torchrun) only when gpus > 1; each takes a micro-batch a step.
+        gpus = max(1, settings["gpus"])
+        micro = settings["micro_batch_size"]
+        step = micro * gpus
+        per_step = (
+            f"`{key('micro_batch_size')}` × `{key('gpus')}` ({micro} × {gpus} = {step} pairs, "
+            "a micro-batch per GPU)"
+            if gpus > 1
+            else f"`{key('micro_batch_size')}` ({micro})"
+        )
+        batch = settings["batch_size"]
+        if batch % step:
+            raise ConfigError(
+                f"config key `{key('batch_size')}` ({batch}) must be a multiple of {per_step}, "
+                "as an optimizer step accumulates whole micro-batches: set it to "
+                f"{multiples_near(batch, step)}, or change the micro-batch size"
+            )
+        if step > max_pairs * n_langs:
+            raise ConfigError(
+                f"config key `corpus.max_pairs` ({max_pairs}) allows at most "
+                f"{max_pairs * n_langs} training pairs over {n_langs} language(s), fewer than "
+                f"the one micro-batch of {per_step} that the trainer needs: raise "
+                "corpus.max_pairs or lower the micro-batch size"
+            )
+        if spec["method"] == "wacse" and not any(settings["wacse_weights"]):
+            raise ConfigError(
+                f"config key `{key('wacse_weights')}` is all zeros, so run {run!r} would train "
+                "nothing: give at least one objective a positive weight, e.g. the paper's "
+                "[0.8, 0.1, 0.1]"
+            )
+        limit = max_positions(config, run)
+        if limit is not None and settings["max_length"] > limit:
+            raise ConfigError(
+                f"config key `{key('max_length')}` ({settings['max_length']}) exceeds the {limit} "
+                f"tokens of the model run {run!r} starts from (`init_from`: it was trained at "
+                f"train.max_length {limit}, its position embeddings): set it to at most {limit}"
+            )
+        model = config["models"][spec["model"]]
+        if model["init"] != "scratch":
+            continue  # a pretrained model's depth and positions are its checkpoint's
+        layers = model["num_hidden_layers"]
+        if spec["method"] == "dap" and settings["rtl_layers"] > layers:
+            raise ConfigError(
+                f"config key `{key('rtl_layers')}` ({settings['rtl_layers']}) exceeds the {layers} "
+                f"layers of model {spec['model']!r} (`models.{spec['model']}.num_hidden_layers`), "
+                f"whose last layers DAP's RTL head copies: set it to at most {layers}"
+            )
+        length = config["evaluate"]["max_length"]
+        if length is not None and length > settings["max_length"]:
+            raise ConfigError(
+                f"config key `evaluate.max_length` ({length}) exceeds `{key('max_length')}` "
+                f"({settings['max_length']}) of run {run!r}, whose scratch model has position "
+                f"embeddings for {settings['max_length']} tokens only: set it to at most "
+                f"{settings['max_length']}, or leave it null (each run's own train.max_length)"
+            )
+
+
+def _check_init_from(config: dict) -> None:
+    """`init_from` names an encoder run on the same model that trains every seed asked of it,
+    and no run starts, through others, from itself."""
+    runs = config["runs"]
+    for name, spec in runs.items():
+        source = spec["init_from"]
+        if source is None:
+            continue
+        key = f"runs.{name}.init_from"
+        if spec["method"] not in SENTENCE_ENCODER_METHODS:
+            raise ConfigError(
+                f"config key `{key}`: a {spec['method']} run trains word vectors from scratch "
+                "and starts from no model; remove init_from"
+            )
+        target = source if isinstance(source, str) else source["run"]
+        if target not in runs:
+            raise ConfigError(
+                f"config key `{key}`: {target!r} is not one of `runs` ({', '.join(runs)})"
+            )
+        if runs[target]["method"] not in ENCODER_METHODS:
+            raise ConfigError(
+                f"config key `{key}`: run {target!r} ({runs[target]['method']}) trains no "
+                f"encoder to start from; name a run of method {', '.join(ENCODER_METHODS)}"
+            )
+        if runs[target]["model"] != spec["model"]:
+            raise ConfigError(
+                f"config key `{key}`: run {target!r} trains model {runs[target]['model']!r}, "
+                f"but {name!r} reads the subwords of {spec['model']!r}: give both the same "
+                "`model` (the same tokenizer)"
+            )
+        wanted = spec["seeds"] if isinstance(source, str) else [source["seed"]]
+        missing = [seed for seed in wanted if seed not in runs[target]["seeds"]]
+        if missing:
+            how = (
+                "each seed starts from the same seed of it"
+                if isinstance(source, str)
+                else "it names that seed"
+            )
+            raise ConfigError(
+                f"config key `{key}`: run {target!r} trains seeds {runs[target]['seeds']}, not "
+                f"{missing} ({how}): add the seeds to runs.{target}.seeds, or name one of its "
+                f"seeds: init_from: {{run: {target}, seed: {runs[target]['seeds'][0]}}}"
+            )
+        chain, current = [name], target
+        while current is not None:
+            if current in chain:
+                raise ConfigError(
+                    f"config key `{key}`: runs start from each other in a circle "
+                    f"({' → '.join([*chain, current])}); one of them must start from its model"
+                )
+            chain.append(current)
+            following = runs[current]["init_from"]
+            current = (
+                following if isinstance(following, str) or following is None else following["run"]
+            )
+
+
+def _check_dualpivot_runs(config: dict, schema: dict) -> None:
+    """A dual-pivot run's settings, its pivot and the frozen encoder it reads."""
+    langs = languages.resolve(config["languages"])
+    for run in runs_of(config, DUALPIVOT_METHODS):
+        spec = config["runs"][run]
+        _check_run_block(config, schema, run, "dualpivot")
+        settings = dualpivot_settings(config, run, 0)
+        key = functools.partial(block_key, config, run, "dualpivot")
+        if settings["pivot"] not in langs:
+            raise ConfigError(
+                f"config key `{key('pivot')}`: {settings['pivot']!r} is not one of `languages` "
+                f"({', '.join(langs)}); the head trains on the pivot's pairs with English"
+            )
+        model = config["models"][spec["model"]]
+        if model["init"] == "scratch" and spec["init_from"] is None:
+            raise ConfigError(
+                f"config key `runs.{run}.init_from`: model {spec['model']!r} is a scratch "
+                "model, and a dual-pivot run freezes its encoder: name the run that trained it "
+                "(e.g. an mlm run), or use a pretrained model"
+            )
+        if spec["method"] == "dualpivot-sup" and not (
+            settings["layer_weights"] or settings["linear_map"]
+        ):
+            raise ConfigError(
+                f"config keys `{key('layer_weights')}` and `{key('linear_map')}` are both false, "
+                f"so run {run!r} has nothing to train: for a frozen layer's bag of embeddings "
+                "use method dualpivot-layer"
+            )
+        if settings["negatives"] > settings["batch_size"]:
+            raise ConfigError(
+                f"config key `{key('negatives')}` ({settings['negatives']}): the hardest and "
+                f"{settings['negatives'] - 1} random negatives need a batch of more than "
+                f"{settings['negatives'] - 1} pairs, but `{key('batch_size')}` is "
+                f"{settings['batch_size']}"
+            )
+        limit = max_positions(config, run)
+        if limit is not None and settings["max_length"] > limit:
+            raise ConfigError(
+                f"config key `{key('max_length')}` ({settings['max_length']}) exceeds the "
+                f"{limit} tokens the frozen encoder of run {run!r} has position embeddings for "
+                f"(the train.max_length it was trained at): set it to at most {limit}"
+            )
+
+
+def _check_transfer_runs(config: dict) -> None:
+    for run in config["tables"]["transfer"]["runs"] or []:
+        if run not in config["runs"]:
+            raise ConfigError(
+                f"config key `tables.transfer.runs`: {run!r} is not one of `runs` "
+                f"({', '.join(config['runs'])})"
+            )
+        if config["runs"][run]["method"] not in SENTENCE_ENCODER_METHODS:
+            raise ConfigError(
+                f"config key `tables.transfer.runs`: run {run!r} trains word vectors per "
+                "language pair, which encode no language they were not trained on: list "
+                "sentence-encoder runs"
+            )
+
+
+def _check_models(config: dict) -> None:
+    """A scratch model's shape, which XLM-R's attention refuses only when a train job builds
+    it (after the corpus, the tokenizer and the alignment)."""
+    for name, model in config["models"].items():
+        if model["init"] != "scratch":
+            continue
+        hidden, heads = model["hidden_size"], model["num_attention_heads"]
+        if hidden % heads:
+            raise ConfigError(
+                f"config key `models.{name}.hidden_size` ({hidden}) must be a multiple of "
+                f"`models.{name}.num_attention_heads` ({heads}), each head taking an equal "
+                f"share of it: set it to {multiples_near(hidden, heads)}, or change the number "
+                "of heads"
+            )
+
+
+def _check_corpus(config: dict) -> None:
+    """The sampling keys together: dev_pairs > 0 with dev_fraction 0 asks for a dev set that
+    is never drawn, so every language stops at its `sample` job's dev minimum (or trains with
+    no dev pair to select a checkpoint by)."""
+    corpus = config["corpus"]
+    if corpus["dev_fraction"] == 0 and corpus["dev_pairs"] > 0:
+        raise ConfigError(
+            "config key `corpus.dev_fraction` is 0, so no language gets a dev pair although "
+            f"`corpus.dev_pairs` asks for up to {corpus['dev_pairs']} (the dev set is "
+            "min(dev_fraction·N, dev_pairs)): set dev_fraction above 0 (e.g. 0.1), or "
+            "dev_pairs to 0 if no dev set is meant"
+        )
+
+
+def load(path: str | Path, schema_path: str | Path) -> dict:
+    return validate(yaml.safe_load(Path(path).read_text()) or {}, schema_path)

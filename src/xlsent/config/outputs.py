@@ -1,0 +1,119 @@
+"""What the evaluation and the figures read off the config: the BLI test dictionaries and the
+papers' figures, with their defaults resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlsent import languages
+from xlsent.config.runs import BLI_DIRECTIONS, ENCODER_METHODS, runs_of
+from xlsent.config.schema import ConfigError
+
+
+@dataclass(frozen=True)
+class BliDictionary:
+    """One test dictionary of `evaluate.bli.dictionaries`, for one language and direction.
+
+    `kind` is `muse` (a local file), `url` (a MUSE file to download) or `freedict` (a dictd
+    dictionary to convert); `reverse` swaps its pairs (xx2en from an en→xx dictionary).
+    """
+
+    lang: str
+    direction: str
+    kind: str
+    location: str
+    reverse: bool
+
+
+def _dictionary(lang: str, direction: str, source: str, reverse: bool) -> BliDictionary:
+    if source.startswith("freedict:"):
+        return BliDictionary(lang, direction, "freedict", source.removeprefix("freedict:"), reverse)
+    if source.startswith(("http://", "https://")):
+        return BliDictionary(lang, direction, "url", source, reverse)
+    return BliDictionary(lang, direction, "muse", source, reverse)
+
+
+def bli_dictionaries(config: dict) -> list[BliDictionary]:
+    """Every (language, direction) with a test dictionary, in config order."""
+    out = []
+    for lang, source in config["evaluate"]["bli"]["dictionaries"].items():
+        if isinstance(source, str):
+            out.append(_dictionary(lang, "en2xx", source, reverse=False))
+            out.append(_dictionary(lang, "xx2en", source, reverse=True))
+        else:
+            for direction in BLI_DIRECTIONS:
+                if direction in source:
+                    out.append(_dictionary(lang, direction, source[direction], reverse=False))
+    return out
+
+
+# The papers' figures (`figures:`) and what each shows where its settings are null: WACSE
+# Figure 1 sets TR beside WACSE on en-kk and en-te, DAP Figure 1 TR beside DAP on ar-en.
+FIGURE_DEFAULTS = {
+    "aligned_words": (("tr", "wacse"), ("kk", "te")),
+    "tatoeba_tokens": (("tr", "dap"), ("ar",)),
+}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of `figures:` as it is drawn: the runs side by side and the languages shown."""
+
+    runs: tuple[str, ...]
+    langs: tuple[str, ...]
+
+
+def figures(config: dict) -> dict[str, Figure]:
+    """The figures a validated `config` draws, by name; a figure without runs is not drawn.
+
+    Null `runs` are the paper's two runs when both are encoder runs of `runs` (no figure
+    otherwise), so that a config without them needs no `figures` block; null `languages` are
+    the paper's of those the figure can draw from (`languages` for the aligned training words,
+    the Tatoeba languages for the test pairs), else as many of the first of them. Runs and
+    languages given explicitly must exist: the ConfigError names the key.
+    """
+    encoders = runs_of(config, ENCODER_METHODS)
+    tatoeba = config["evaluate"]["tatoeba"]["languages"] or config["languages"]
+    sources = {
+        "aligned_words": (languages.resolve(config["languages"]), "`languages`"),
+        "tatoeba_tokens": (languages.resolve(tatoeba), "the Tatoeba languages"),
+    }
+    out = {}
+    for name, (paper_runs, paper_langs) in FIGURE_DEFAULTS.items():
+        settings = config["figures"][name]
+        runs = settings["runs"]
+        if runs is None:
+            runs = list(paper_runs) if set(paper_runs) <= set(encoders) else []
+        for run in runs:
+            if run not in encoders:
+                raise ConfigError(
+                    f"config key `figures.{name}.runs`: {run!r} is not an encoder run of `runs` "
+                    f"(those are: {', '.join(encoders) or 'none'}); name encoder runs, or [] "
+                    "for no figure"
+                )
+        if not runs:
+            continue
+        available, where = sources[name]
+        if settings["languages"] is None:
+            langs = [lang for lang in paper_langs if lang in available]
+            langs = langs or available[: len(paper_langs)]
+        else:
+            key = f"figures.{name}.languages"
+            try:
+                langs = languages.resolve(settings["languages"])
+            except languages.UnknownLanguageError as err:
+                raise ConfigError(f"config key `{key}`: {err}") from None
+            missing = [lang for lang in langs if lang not in available]
+            if missing:
+                raise ConfigError(
+                    f"config key `{key}`: {', '.join(missing)} not among {where} "
+                    f"({', '.join(available)}), which the figure draws from: name some of "
+                    "those, or null for the paper's"
+                )
+        if settings["pairs"] < len(langs):
+            raise ConfigError(
+                f"config key `figures.{name}.pairs` ({settings['pairs']}) is shared by "
+                f"{len(langs)} languages: give each at least one"
+            )
+        out[name] = Figure(tuple(runs), tuple(langs))
+    return out

@@ -1,0 +1,149 @@
+"""The files and directories a validated config names, checked on the machine that plans the
+run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from xlsent import languages
+from xlsent.config.outputs import bli_dictionaries
+from xlsent.config.runs import (
+    ENCODER_METHODS,
+    SENTENCE_ENCODER_METHODS,
+    WORD_VECTOR_METHODS,
+    runs_of,
+)
+from xlsent.config.schema import ConfigError
+from xlsent.corpus.sources import SOURCES
+
+
+def check_paths(config: dict, workflow_dir: str | Path) -> None:
+    """Check that the files and directories a validated `config` names exist, as the jobs
+    will open them: relative to the working directory, and the files the workflow may ship
+    (`corpus.opus.manifest`, BLI dictionaries) relative to `workflow_dir` too, as common.smk's
+    `shipped()` finds them.
+
+    Apart from `validate` because the answer depends on the machine: the process that plans
+    the run checks (a cluster job's node may not see the login node's paths, nor need them).
+    Only what the planned jobs read is checked, so that a model no run uses, or dictionaries
+    without a word-vector run, may name another machine's paths; hub ids and URLs are left
+    to their download, which alone can tell.
+    """
+    workflow_dir = Path(workflow_dir)
+    langs = languages.resolve(config["languages"])
+    # The corpus source checks what its settings name (xlsent.corpus.sources).
+    SOURCES[config["corpus"]["source"]].check(
+        config, langs, shipped=lambda path: str(_shipped(path, workflow_dir))
+    )
+    for run in runs_of(config, SENTENCE_ENCODER_METHODS):
+        name = config["runs"][run]["model"]
+        model = config["models"][name]
+        if model["init"] == "pretrained":
+            _check_local_model(
+                f"models.{name}.path",
+                model["path"],
+                "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) "
+                "where there is network",
+            )
+    if config["align"]["method"] == "wspalign":
+        _check_local_model(
+            "align.wspalign.model",
+            config["align"]["wspalign"]["model"],
+            "a WSPAlign checkpoint directory, or a hub id (qiyuw/WSPAlign-xlm-base) where "
+            "there is network; or set align.method: eflomal, which needs neither",
+        )
+    _check_tatoeba_dir(config, langs)
+    if runs_of(config, WORD_VECTOR_METHODS):  # BLI evaluates word-vector runs only
+        _check_bli_dictionaries(config, workflow_dir)
+
+
+def not_found(path: str | Path, kind: str) -> str:
+    """`directory X does not exist` or `X is not a directory`, for a message."""
+    if Path(path).exists():
+        return f"{path} is not a {kind}"
+    # Only the model keys reach a shell that expands `~`; the others take the path as it is.
+    home = " (`~` is not expanded here: write the full path)" if str(path)[:1] == "~" else ""
+    return f"{kind} {path} does not exist{home}"
+
+
+def _shipped(path: str, workflow_dir: Path) -> Path:
+    """Where the workflow looks for a file it may ship (common.smk's `shipped()`): as given,
+    if it exists there or is absolute, else relative to the workflow."""
+    given = Path(path)
+    return given if given.exists() or given.is_absolute() else workflow_dir / path
+
+
+def _check_local_model(key: str, path: str, fix: str) -> None:
+    """A model path that is clearly local (absolute, `./`, `../`, `~`) must be a directory;
+    anything else may be a hub id (`xlm-roberta-base`, `org/name`) and is left alone."""
+    if not path.startswith(("./", "../", "~")) and not os.path.isabs(path):
+        return
+    directory = Path(path).expanduser()  # the fetch rules' shell expands `~`
+    if not directory.is_dir():
+        raise ConfigError(
+            f"config key `{key}`: {not_found(directory, 'directory')}: point it at {fix}"
+        )
+
+
+def _check_tatoeba_dir(config: dict, langs: list[str]) -> None:
+    """A user's Tatoeba directory holds the files of every evaluated language."""
+    directory = config["evaluate"]["tatoeba"]["dir"]
+    if not directory or directory.startswith("results/"):
+        return  # downloaded, or written by the workflow (the demo's held-out test set)
+    evaluated = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
+    if not runs_of(config, ENCODER_METHODS):  # word-vector runs: the languages they trained
+        evaluated = [lang for lang in evaluated if lang in langs]
+    if not Path(directory).is_dir():
+        raise ConfigError(
+            f"config key `evaluate.tatoeba.dir`: {not_found(directory, 'directory')}: point "
+            "it at a directory in the LASER layout (tatoeba.{xxx}-eng.{xxx} and "
+            "tatoeba.{xxx}-eng.eng), or leave it null to download the files"
+        )
+    missing = {}
+    for lang in evaluated:
+        iso3 = languages.get(lang).iso3
+        names = [f"tatoeba.{iso3}-eng.{side}" for side in (iso3, "eng")]
+        absent = [name for name in names if not (Path(directory) / name).is_file()]
+        if absent:
+            missing[lang] = absent
+    if missing:
+        listed = ", ".join(f"{lang} ({', '.join(names)})" for lang, names in missing.items())
+        raise ConfigError(
+            f"config key `evaluate.tatoeba.dir`: {directory} lacks the Tatoeba files of "
+            f"{listed}: put the LASER files there, point evaluate.tatoeba.dir at the "
+            f"directory that holds them, or leave {', '.join(missing)} out of "
+            "`evaluate.tatoeba.languages`"
+        )
+
+
+def _check_bli_dictionaries(config: dict, workflow_dir: Path) -> None:
+    """The local dictionary files, FreeDict's index beside its dictionary included."""
+    sources = config["evaluate"]["bli"]["dictionaries"]
+    for d in bli_dictionaries(config):
+        key = f"evaluate.bli.dictionaries.{d.lang}"
+        if not isinstance(sources[d.lang], str):
+            key += f".{d.direction}"
+        if d.kind == "url":
+            continue
+        path = _shipped(d.location, workflow_dir)
+        if d.kind == "muse" and not path.is_file():
+            raise ConfigError(
+                f"config key `{key}`: {not_found(path, 'file')}: fix the path, give an "
+                "http(s) URL, or remove the entry"
+            )
+        if d.kind == "freedict":
+            stem = path.name.removesuffix(".dz").removesuffix(".dict")
+            index = path.with_name(f"{stem}.index")
+            if not path.is_file():
+                raise ConfigError(
+                    f"config key `{key}`: FreeDict {not_found(path, 'file')}: install it "
+                    "(`apt-get install dict-freedict-eng-deu`, or the package of your "
+                    "language pair) or fix the path"
+                )
+            if not index.is_file():
+                raise ConfigError(
+                    f"config key `{key}`: the index of FreeDict dictionary {path}, "
+                    f"{not_found(index, 'file')}: reinstall its package, or put the .index "
+                    "file beside the dictionary"
+                )

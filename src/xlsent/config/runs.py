@@ -1,0 +1,164 @@
+"""Looking things up in a validated config: the runs by method, each run's settings as its
+job gets them, the run a run starts from, the languages and groups evaluated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from xlsent import languages
+
+# Run methods: those that train an encoder (`train` settings, a `model`), those that train a
+# head over a frozen encoder (dual-pivot: `dualpivot` settings, a `model`), and those that
+# train word vectors per language pair (`bisent2vec` settings; Bi-Sent2vec and its CBOW
+# baseline).
+ENCODER_METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
+DUALPIVOT_METHODS = ("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer")
+WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow")
+# The runs whose model directory encodes sentences (`xlsent.models.load`).
+SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
+# The keys of a settings block that the program its job runs does not take: the job's
+# resources, which the scheduler gives it (threads; gpus, whose processes torchrun starts),
+# and settings of other jobs (bisent2vec.tfidf is the Tatoeba evaluation's). The one list
+# the rules, the commands and the tests use.
+NOT_PROGRAM_SETTINGS = {
+    "train": ("threads", "gpus"),
+    "dualpivot": ("threads", "gpus"),
+    "bisent2vec": ("threads", "tfidf"),
+}
+BLI_DIRECTIONS = ("en2xx", "xx2en")
+
+
+def table_groups(config: dict) -> dict[str, list[str]]:
+    return {
+        "tables.groups": config["tables"]["groups"],
+        "tables.ablation.groups": config["tables"]["ablation"]["groups"],
+        "tables.transfer.groups": config["tables"]["transfer"]["groups"],
+    }
+
+
+def listed(codes: Sequence[str], shown: int = 8) -> str:
+    """`codes` for a message: the first `shown`, then how many more."""
+    more = f" and {len(codes) - shown} more" if len(codes) > shown else ""
+    return ", ".join(codes[:shown]) + more
+
+
+def tatoeba_languages(config: dict) -> list[str]:
+    """The languages the encoder runs are evaluated on in Tatoeba (default: `languages`)."""
+    return languages.resolve(config["evaluate"]["tatoeba"]["languages"] or config["languages"])
+
+
+def multiples_near(value: int, unit: int) -> str:
+    """The multiples of `unit` either side of `value` ("768 or 1024"), for a message."""
+    below = value // unit * unit
+    return " or ".join(str(n) for n in (below, below + unit) if n)
+
+
+def train_key(config: dict, run: str, name: str) -> str:
+    """The key a run's training setting comes from: its own override or the global block."""
+    return f"runs.{run}.train.{name}" if name in config["runs"][run]["train"] else f"train.{name}"
+
+
+def init_source(config: dict, run: str, seed: int) -> RunSeed | None:
+    """The run and seed whose model `run` at `seed` starts from (`init_from`), if any."""
+    source = config["runs"][run]["init_from"]
+    if source is None:
+        return None
+    if isinstance(source, str):
+        return RunSeed(source, seed)
+    return RunSeed(source["run"], source["seed"])
+
+
+def max_positions(config: dict, run: str) -> int | None:
+    """The most subword tokens per sentence that the model a run starts from takes: for a
+    scratch model trained by the run `init_from` names, the train.max_length it was trained
+    at (its position embeddings); None when the run builds its own model or starts from a
+    checkpoint's."""
+    spec = config["runs"][run]
+    source = spec["init_from"]
+    if source is None or config["models"][spec["model"]]["init"] != "scratch":
+        return None
+    target = source if isinstance(source, str) else source["run"]
+    return train_settings(config, target, 0)["max_length"]
+
+
+def transfer_pivots(config: dict) -> dict[str, str]:
+    """The rows of the transfer table and each one's pivot language (`tables.transfer.runs`;
+    by default every dual-pivot run and the runs they start from); {} without dual-pivot
+    runs (no table)."""
+    runs = config["runs"]
+    dualpivot = runs_of(config, DUALPIVOT_METHODS)
+    if not dualpivot:
+        return {}
+    chosen = config["tables"]["transfer"]["runs"]
+    if chosen is None:
+        sources = [init_source(config, run, 0) for run in dualpivot]
+        chosen = list(dict.fromkeys([*(s.run for s in sources if s), *dualpivot]))
+    return {
+        run: dualpivot_settings(config, run, 0)["pivot"]
+        if runs[run]["method"] in DUALPIVOT_METHODS
+        else config["dualpivot"]["pivot"]
+        for run in chosen
+    }
+
+
+def block_key(config: dict, run: str, block: str, name: str) -> str:
+    """The key a run's setting of `block` comes from: its own override or the global block."""
+    return f"runs.{run}.{block}.{name}" if name in config["runs"][run][block] else f"{block}.{name}"
+
+
+@dataclass(frozen=True)
+class RunSeed:
+    run: str
+    seed: int
+
+
+def run_seeds(config: dict) -> Iterator[RunSeed]:
+    for run, spec in config["runs"].items():
+        for seed in spec["seeds"]:
+            yield RunSeed(run, seed)
+
+
+def train_settings(config: dict, run: str, seed: int) -> dict:
+    """The run's training settings: the global `train` block, the run's overrides, the seed."""
+    spec = config["runs"][run]
+    return {**config["train"], **spec["train"], "method": spec["method"], "seed": seed}
+
+
+def dualpivot_settings(config: dict, run: str, seed: int) -> dict:
+    """A dual-pivot run's settings: the global `dualpivot` block, the run's overrides, the
+    method and the seed."""
+    spec = config["runs"][run]
+    return {**config["dualpivot"], **spec["dualpivot"], "method": spec["method"], "seed": seed}
+
+
+def run_max_length(config: dict, run: str) -> int:
+    """Subword tokens per sentence of a sentence-encoder run (the evaluation's default)."""
+    if config["runs"][run]["method"] in DUALPIVOT_METHODS:
+        return dualpivot_settings(config, run, 0)["max_length"]
+    return train_settings(config, run, 0)["max_length"]
+
+
+def runs_of(config: dict, methods: Sequence[str]) -> list[str]:
+    """The names of the runs whose method is one of `methods`, in config order."""
+    return [run for run, spec in config["runs"].items() if spec["method"] in methods]
+
+
+def bisent2vec_settings(config: dict, run: str) -> dict:
+    """A word-vector run's settings: the global `bisent2vec` block and the run's overrides."""
+    spec = config["runs"][run]
+    if spec["method"] not in WORD_VECTOR_METHODS:
+        raise ValueError(f"run {run!r} ({spec['method']}) is not a Bi-Sent2vec or fastText run")
+    return {**config["bisent2vec"], **spec["bisent2vec"]}
+
+
+def program_settings(block: str, settings: dict) -> dict:
+    """The settings of block `block` ("train", "bisent2vec") that its program takes: all
+    but `NOT_PROGRAM_SETTINGS[block]`."""
+    return {k: v for k, v in settings.items() if k not in NOT_PROGRAM_SETTINGS[block]}
+
+
+def trainer_settings(config: dict, run: str, seed: int) -> dict:
+    """What the Bi-Sent2vec trainer takes (`xlsent bisent2vec-train --settings`): the run's
+    program settings and the seed."""
+    return {**program_settings("bisent2vec", bisent2vec_settings(config, run)), "seed": seed}

@@ -1,0 +1,33 @@
+"""Masked language modelling (MLM) and translation language modelling (TLM).
+
+MLM: Devlin, Chang, Lee and Toutanova (2019), "BERT", arXiv:1810.04805, §3.1; as XLM-R
+pretrains (Conneau et al. 2020, arXiv:1911.02116), on monolingual text only. A share of the
+subwords (15 %) is chosen; of those 80 % become <mask>, 10 % a random subword, 10 % stay;
+the encoder's MLM head predicts the original subword at every chosen position:
+
+    L_MLM = −1/|M| Σ_{t ∈ M} log p(x_t | x̃)
+
+with x̃ the corrupted sentence and M its chosen positions (over the whole batch).
+
+TLM: Conneau and Lample (2019), "Cross-lingual Language Model Pretraining" (XLM),
+arXiv:1901.07291, §3.3: the same loss over a translation pair concatenated into one
+sequence (positions restarting at the second sentence), masks on both sides, so that a
+masked word can be predicted from its translation.
+
+Inputs: the MLM head's logits (P×V) at the P chosen positions of the batch, and the subwords
+they must predict (P). Which positions, and how they are corrupted, is the collator's
+(`xlsent.train.collate.mask_tokens`, `concatenate_pairs`); this module only averages.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def masked_lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """L_MLM (or L_TLM), a 0-dim tensor: the mean cross-entropy of `logits` (P×V) against
+    `targets` (P); 0 (with a gradient path) when no position was chosen."""
+    if len(targets) == 0:
+        return logits.sum() * 0.0
+    return F.cross_entropy(logits.float(), targets)

@@ -1,0 +1,263 @@
+"""Dual-pivot transfer (Tien & Steinert-Threlkeld 2022): its losses against hand-computed
+values, the head over a frozen encoder, the caching of pooled states, unpaired batches, and a
+trained head saved and loaded through the evaluation's encoder interface."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizerFast
+
+from xlsent.losses.critic import critic_loss
+from xlsent.losses.cycle import cycle_loss
+from xlsent.losses.triplet import triplet_ranking_loss
+from xlsent.models import dualpivot as dp
+from xlsent.models.load import load_encoder
+from xlsent.train.dualpivot import (
+    DualPivotSettings,
+    Features,
+    batch_indices,
+    random_negatives,
+    train,
+)
+
+SPECIAL = (0, 2, 1)  # cls, sep, pad as XLM-R numbers them
+
+
+def tiny_encoder(seed: int = 0) -> XLMRobertaModel:
+    torch.manual_seed(seed)
+    config = XLMRobertaConfig(
+        vocab_size=60,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=40,
+        pad_token_id=1,
+    )
+    return XLMRobertaModel(config, add_pooling_layer=False).eval()
+
+
+def pairs(n: int, seed: int = 0) -> tuple[list[list[int]], list[list[int]]]:
+    """n aligned pairs of subword rows: both sides share content ids (25–59), shuffled, and
+    each adds ids of its own language (5–14 foreign, 15–24 English): what the head can learn
+    is to weigh the shared content above the language-specific part."""
+    rng = np.random.default_rng(seed)
+    xx, en = [], []
+    for _ in range(n):
+        content = rng.integers(25, 60, size=rng.integers(2, 5))
+        xx.append([int(t) for t in rng.permutation([*content, *rng.integers(5, 15, size=4)])])
+        en.append([int(t) for t in rng.permutation([*content, *rng.integers(15, 25, size=4)])])
+    return xx, en
+
+
+# The losses ---------------------------------------------------------------------------------
+
+
+def test_triplet_with_the_hardest_negative_by_hand():
+    # s(a_i, b_j): positives 0.9, 0.5, 0.8 on the diagonal.
+    sim = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.5, 0.6], [0.3, 0.4, 0.8]])
+    no_random = torch.zeros(3, 0, dtype=torch.long)
+    # Hardest b for a_i (row max off the diagonal): 0.7, 0.6, 0.4; hardest a for b_j
+    # (column max): 0.3, 0.4, 0.7. With α = 0.2, each pair's two hinges:
+    # pair 0: max(0, .2-.9+.7)=0, max(0, .2-.9+.3)=0; pair 1: .2-.5+.6=.3, .2-.5+.4=.1;
+    # pair 2: .2-.8+.4=0 (−0.2), .2-.8+.7=.1.  Mean over pairs: (0 + .4 + .1) / 3.
+    loss = triplet_ranking_loss(sim, no_random, margin=0.2)
+    assert loss.item() == pytest.approx(0.5 / 3)
+
+
+def test_triplet_random_negatives_by_hand():
+    sim = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.5, 0.6], [0.3, 0.4, 0.8]])
+    # One random negative per pair: pair 0 → index 1, pair 1 → 0, pair 2 → 0.
+    rand = torch.tensor([[1], [0], [0]])
+    # Extra hinges with α = 0: s(a_i, b_r) − s_ii and s(a_r, b_i) − s_ii, clamped at 0:
+    # pair 0: .2-.9, .1-.9 → 0; pair 1: .1-.5, .2-.5 → 0; pair 2: .3-.8, .7-.8 → 0.
+    # Hardest at α = 0: pair 1: .6-.5=.1 (b), .4-.5<0; pair 2: .4-.8<0, .7-.8<0.
+    assert triplet_ranking_loss(sim, rand, margin=0.0).item() == pytest.approx(0.1 / 3)
+    # The authors' variant: the hardest always, random ones only inside the margin (none
+    # here at α = 0), averaged: hardest differences (−.2, −.6, .1, −.1, −.4, −.1) → mean.
+    code = triplet_ranking_loss(sim, rand, margin=0.0, hinge=False)
+    assert code.item() == pytest.approx((-0.2 - 0.6 + 0.1 - 0.1 - 0.4 - 0.1) / 6)
+
+
+def test_critic_loss_by_hand():
+    source, target = torch.tensor([1.0, 3.0]), torch.tensor([0.5, -0.5, 1.5])
+    assert critic_loss(source, target).item() == pytest.approx(2.0 - 0.5)
+
+
+def test_cycle_loss_is_two_triplet_losses_by_hand():
+    identity = torch.eye(2)
+    cos, sin = math.cos(0.3), math.sin(0.3)
+    # G(F(y_s)) rotates the two source vectors by 0.3 rad; F(G(y_t)) = y_t exactly.
+    rotated = torch.tensor([[cos, -sin], [sin, cos]])
+    none = torch.zeros(2, 0, dtype=torch.long)
+    loss = cycle_loss(identity, rotated, identity, identity, none, none, margin=1.0)
+    # Source: S = y_s · cycled^T = [[cos, sin], [−sin, cos]]. Pair 0: its hardest cycled
+    # negative scores sin (hinge 1 − cos + sin), its hardest source negative −sin (hinge
+    # 1 − cos − sin < 0 → 0); pair 1 the mirror image. Target: S = I, hinges 1 − 1 + 0 = 0.
+    assert loss.item() == pytest.approx(1 - cos + sin)
+
+
+# The head -----------------------------------------------------------------------------------
+
+
+def test_layer_weights_are_a_softmax():
+    head = dp.DualPivotHead(dp.HeadConfig(states=3, hidden=4))
+    with torch.no_grad():
+        head.layer_logits.copy_(torch.tensor([0.0, math.log(2), math.log(5)]))
+    assert head.weights().tolist() == pytest.approx([1 / 8, 2 / 8, 5 / 8])
+    single = dp.DualPivotHead(dp.HeadConfig(states=3, hidden=4, layer=1))
+    assert single.weights().tolist() == [0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize("pooling", ["sum", "mean"])
+def test_cached_pooled_states_equal_the_recomputed_token_path(pooling):
+    encoder = tiny_encoder()
+    xx, _ = pairs(7)
+    cfg = dp.HeadConfig(states=3, hidden=16, pooling=pooling, dropout=0.0)
+    torch.manual_seed(1)
+    head = dp.DualPivotHead(cfg).eval()
+    with torch.no_grad():
+        head.layer_logits.normal_()
+    index = np.array([4, 0, 6])
+    cached = Features(encoder, xx, SPECIAL, pooling, cache=True).vectors(head, index)
+    recomputed = Features(encoder, xx, SPECIAL, pooling, cache=False).vectors(head, index)
+    torch.testing.assert_close(cached, recomputed, atol=1e-5, rtol=1e-5)
+    # One sentence alone (no padding) gives the same vector: the mask does its work.
+    alone = Features(encoder, [xx[4]], SPECIAL, pooling, cache=False).vectors(head, np.array([0]))
+    torch.testing.assert_close(alone[0], cached[0], atol=1e-5, rtol=1e-5)
+    assert torch.linalg.norm(cached, dim=-1).tolist() == pytest.approx([1.0] * 3)
+
+
+def test_mean_ln_pooling_does_not_commute_and_refuses_pooled_input():
+    cfg = dp.HeadConfig(states=3, hidden=16, pooling="mean_ln")
+    assert not cfg.commutes
+    with pytest.raises(ValueError, match="forward_tokens"):
+        dp.DualPivotHead(cfg)(torch.zeros(2, 3, 16))
+
+
+# Batches ------------------------------------------------------------------------------------
+
+
+def test_unpaired_batches_never_hold_a_sentence_with_its_translation():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        source, target = batch_indices(100, 32, unpaired=True, rng=rng)
+        assert len(set(source)) == len(set(target)) == 32
+        assert not set(source) & set(target)
+    source, target = batch_indices(100, 32, unpaired=False, rng=rng)
+    assert (source == target).all()
+
+
+def test_random_negatives_are_distinct_and_never_the_row_itself():
+    negatives = random_negatives(6, 4, torch.Generator().manual_seed(0))
+    for row, drawn in enumerate(negatives.tolist()):
+        assert len(set(drawn)) == 4 and row not in drawn
+    with pytest.raises(ValueError, match="batch of more than 6"):
+        random_negatives(6, 6, torch.Generator())
+
+
+# Training -----------------------------------------------------------------------------------
+
+
+def _settings(method: str, **kw) -> DualPivotSettings:
+    base = dict(batch_size=8, steps=60, log_every=30, lr=0.01, dropout=0.0, max_length=40)
+    return DualPivotSettings(method=method, seed=0, **{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    "method,extra",
+    [
+        ("dualpivot-sup", {"negatives": 2, "margin": 0.2}),
+        ("dualpivot-unsup", {"negatives": 1, "cycle_weight": 5.0, "critic_steps": 2}),
+        ("dualpivot-sup", {"pooling": "mean_ln", "linear_map": False}),
+    ],
+)
+def test_training_moves_the_head_only(method, extra):
+    encoder = tiny_encoder()
+    before = {k: v.clone() for k, v in encoder.state_dict().items()}
+    head, record = train(_settings(method, **extra), encoder, SPECIAL, pairs(64), pairs(24, 1))
+    after = encoder.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before), "the frozen encoder moved"
+    assert not any(p.requires_grad for p in encoder.parameters())
+    moved = head.layer_logits.detach().abs().sum().item()
+    assert moved > 0, "the layer weights never trained"
+    assert [h["step"] for h in record["history"]] == [30, 60]
+    assert record["cached"] == (extra.get("pooling", "sum") != "mean_ln")
+    assert 0 <= record["dev_p1"] <= 100
+
+
+def test_supervised_head_learns_the_pivot_pairs():
+    """On aligned pairs with a learnable mapping the supervised head's dev P@1 rises above
+    that of the untrained head (uniform mix, identity-initialised map: the raw encoder)."""
+    encoder = tiny_encoder()
+    settings = _settings("dualpivot-sup", steps=300, log_every=300, batch_size=16, lr=0.01)
+    untrained = _settings("dualpivot-sup", steps=1, log_every=1, lr=1e-9)
+    train_pairs, dev_pairs = pairs(400), pairs(100, 1)
+    _, before = train(untrained, encoder, SPECIAL, train_pairs, dev_pairs)
+    _, after = train(settings, encoder, SPECIAL, train_pairs, dev_pairs)
+    assert after["dev_p1"] > before["dev_p1"] + 10, (before["dev_p1"], after["dev_p1"])
+
+
+def test_single_layer_baseline_picks_the_best_dev_layer():
+    encoder = tiny_encoder()
+    head, record = train(_settings("dualpivot-layer"), encoder, SPECIAL, pairs(10), pairs(30, 1))
+    scores = record["layers"]
+    assert set(scores) == {0, 1, 2}
+    assert record["layer"] == max(scores, key=lambda k: (scores[k], -k))
+    assert head.weights().tolist() == [float(i == record["layer"]) for i in range(3)]
+    fixed, record = train(
+        _settings("dualpivot-layer", layer=1), encoder, SPECIAL, pairs(10), pairs(30, 1)
+    )
+    assert record["layer"] == 1
+    assert fixed.weights().tolist() == [0.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="states 0–2"):
+        train(_settings("dualpivot-layer", layer=5), encoder, SPECIAL, pairs(10), pairs(30, 1))
+
+
+def test_too_few_pivot_pairs_for_a_batch_is_an_error():
+    with pytest.raises(ValueError, match="12 de-en training pairs, fewer than the 16"):
+        train(_settings("dualpivot-unsup"), tiny_encoder(), SPECIAL, pairs(12), pairs(10, 1))
+
+
+# Saving and loading -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory):
+    """A real SentencePiece tokenizer trained here on a few sentences (XLM-R's id layout)."""
+    from tokenizers import SentencePieceUnigramTokenizer
+
+    corpus = ["the cat sat on the mat", "die katze sass auf der matte", "a dog", "ein hund"] * 20
+    spm = SentencePieceUnigramTokenizer()
+    spm.train_from_iterator(
+        corpus, vocab_size=60, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        unk_token="<unk>", show_progress=False,
+    )  # fmt: skip
+    tok = XLMRobertaTokenizerFast(tokenizer_object=spm._tokenizer)
+    out = tmp_path_factory.mktemp("tokenizer")
+    tok.save_pretrained(out)
+    return out
+
+
+def test_a_saved_model_loads_through_the_evaluation_interface(tmp_path, tokenizer_dir):
+    encoder = tiny_encoder()
+    encoder_dir = tmp_path / "frozen"
+    encoder.save_pretrained(encoder_dir)
+    head, _ = train(_settings("dualpivot-sup", steps=20), encoder, SPECIAL, pairs(64), pairs(16))
+    dp.save(head, encoder_dir, tokenizer_dir, tmp_path / "model")
+    assert dp.is_dualpivot(tmp_path / "model")
+    loaded = load_encoder(tmp_path / "model", max_length=40, batch_size=2)
+    assert isinstance(loaded, dp.DualPivotEncoder)
+    texts = ["the cat sat", "der hund", "a mat"]
+    vectors = loaded(texts, "de")
+    # The same vectors as the trained head on the original encoder, token by token.
+    tok = XLMRobertaTokenizerFast.from_pretrained(tokenizer_dir)
+    batch = tok(texts, padding=True, return_tensors="pt")
+    states = dp.hidden_states(encoder, batch["input_ids"], batch["attention_mask"])
+    expected = head.eval().forward_tokens(states.float(), batch["attention_mask"])
+    np.testing.assert_allclose(vectors, expected.detach().numpy(), atol=1e-5)
+    assert vectors.shape == (3, 16)
