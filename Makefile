@@ -13,7 +13,7 @@ DEMO_CONFIG := resources/demo/config.yaml
 help:
 	@echo "make demo       the whole DAG on the embedded demo data (about 25 minutes on 2 cores)"
 	@echo "make test       lint and every test, as CI runs them (under an hour on 2 cores)"
-	@echo "make test-fast  the developer's loop: unit tests without workflow runs, builds or kills (about four minutes)"
+	@echo "make test-fast  the developer's loop: unit tests without workflow runs, builds or kills (about three minutes)"
 	@echo "make lint       ruff, snakefmt and snakemake --lint"
 	@echo "make docs       regenerate the tables of docs/ from the rules and the schema"
 	@echo "make clean-demo remove results/, logs/ and .snakemake/ of a demo run"

@@ -200,6 +200,7 @@ def eflomal_on_gold(request) -> tuple[str, list[GoldPair], list[set], list[set]]
 
 
 @pytest.mark.shared
+@pytest.mark.slow  # estimates eflomal on the gold pairs
 @pytest.mark.parametrize(
     "method", ["intersection", "union", "grow_diag", "grow_diag_final", "grow_diag_final_and"]
 )

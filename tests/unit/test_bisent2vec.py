@@ -76,6 +76,7 @@ def l10n_de(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
+@pytest.mark.slow  # builds the C++ trainer
 def test_cpp_unit_tests(binary: Path) -> None:
     output = run_ctest(BUILD)
     assert "100% tests passed" in output
@@ -210,6 +211,7 @@ SMALL = Bisent2vecSettings(dim=50, min_count=3, epoch=20, lr=0.2)
 
 @needs_l10n
 @pytest.mark.shared
+@pytest.mark.slow  # builds the C++ trainer
 def test_loss_goes_down_and_translations_come_close(binary, l10n_de, tmp_path) -> None:
     # One thread: the run is deterministic, so this check cannot pass or fail by chance.
     stats = train(binary, l10n_de["pairs"], tmp_path / "model", "de", SMALL, threads=1)
@@ -236,6 +238,7 @@ def _run(binary: Path, pairs: Path, out: Path, settings: Bisent2vecSettings) -> 
 
 @needs_l10n
 @pytest.mark.shared
+@pytest.mark.slow  # builds the C++ trainer
 def test_single_thread_runs_are_bit_for_bit_reproducible(binary, l10n_de, tmp_path) -> None:
     settings = Bisent2vecSettings(dim=20, min_count=3, epoch=2, word_ngrams=2, bucket=10007, seed=3)
     first = _run(binary, l10n_de["pairs"], tmp_path / "a", settings)
@@ -249,6 +252,7 @@ def test_single_thread_runs_are_bit_for_bit_reproducible(binary, l10n_de, tmp_pa
 
 @needs_l10n
 @pytest.mark.shared
+@pytest.mark.slow  # builds the C++ trainer
 def test_python_sentence_vectors_match_the_binary(binary, l10n_de, tmp_path) -> None:
     settings = Bisent2vecSettings(dim=20, min_count=3, epoch=1, word_ngrams=2, bucket=10007)
     train(binary, l10n_de["pairs"], tmp_path / "model", "de", settings, threads=2)
@@ -277,6 +281,7 @@ def test_python_sentence_vectors_match_the_binary(binary, l10n_de, tmp_path) -> 
 
 @needs_l10n
 @pytest.mark.shared
+@pytest.mark.slow  # builds the C++ trainer
 def test_resume_continues_from_a_model(binary, l10n_de, tmp_path) -> None:
     settings = Bisent2vecSettings(dim=20, min_count=3, epoch=1)
     first = train(binary, l10n_de["pairs"], tmp_path / "a", "de", settings)
@@ -288,6 +293,7 @@ def test_resume_continues_from_a_model(binary, l10n_de, tmp_path) -> None:
 
 
 # -- errors ------------------------------------------------------------------------------------
+@pytest.mark.slow  # builds the C++ trainer
 def test_malformed_line_names_file_and_line(binary, tmp_path) -> None:
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("a b\tc d\nno tab\n")
@@ -296,6 +302,7 @@ def test_malformed_line_names_file_and_line(binary, tmp_path) -> None:
     assert not (tmp_path / "model").exists()
 
 
+@pytest.mark.slow  # builds the C++ trainer
 def test_empty_vocabulary_says_what_to_change(binary, tmp_path) -> None:
     pairs = tmp_path / "pairs.txt"
     pairs.write_text("a b\tc d\n")
@@ -303,6 +310,7 @@ def test_empty_vocabulary_says_what_to_change(binary, tmp_path) -> None:
         train(binary, pairs, tmp_path / "model", "de", Bisent2vecSettings(min_count=5))
 
 
+@pytest.mark.slow  # builds the C++ trainer
 def test_missing_inputs(binary, tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match=r"missing\.txt"):
         train(binary, tmp_path / "missing.txt", tmp_path / "model", "de")
@@ -331,6 +339,7 @@ def test_cli_error_is_one_line(tmp_path) -> None:
 
 @needs_l10n
 @pytest.mark.shared
+@pytest.mark.slow  # builds the C++ trainer
 def test_cli_trains_and_evaluates(binary, l10n_de, tmp_path) -> None:
     def xlsent(*args: str) -> None:
         proc = subprocess.run(
@@ -386,6 +395,7 @@ def test_cli_trains_and_evaluates(binary, l10n_de, tmp_path) -> None:
 # -- the fastText baseline ---------------------------------------------------------------------
 @needs_l10n
 @pytest.mark.shared
+@pytest.mark.slow  # builds the C++ trainer
 def test_fasttext_baseline_through_the_same_code(binary, l10n_de, tmp_path) -> None:
     pytest.importorskip("fasttext")
     from xlsent.bisent2vec.baseline import train_cbow

@@ -207,6 +207,7 @@ def test_freedict_missing_file_says_what_to_install(tmp_path: Path) -> None:
         freedict_pairs(tmp_path / "freedict-eng-deu.dict.dz")
 
 
+@pytest.mark.slow  # converts the whole FreeDict dictionary
 @needs_freedict
 def test_freedict_real_english_german() -> None:
     pairs = freedict_pairs(FREEDICT)

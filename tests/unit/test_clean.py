@@ -521,6 +521,7 @@ BEFORE = [
 ]
 
 
+@pytest.mark.slow  # cleans five real 50K-line corpora
 @pytest.mark.shared
 @pytest.mark.parametrize(
     ("lang", "read", "kept", "dropped", "median", "control", "rows"),
