@@ -544,11 +544,19 @@ def bucc_files(langs):
 _check_bucc()
 
 
+def bucc_dir(files):
+    """The directory that holds BUCC-layout `files` (a rule's input or output): their own
+    directory, or the one above their `{lang}-en/` folders, as the tarballs unpack."""
+    first = Path(files[0])
+    nested = first.parent.name == first.name.split(".")[0]
+    return str(first.parent.parent if nested else first.parent)
+
+
 MINING_PAIRS = "results/corpus/{lang}/mining.parquet"
 
 
 def mining_set_files():
-    """What the mining_set rule writes: the offline set's splits of every mined language."""
+    """The offline set's splits of every mined language (the outputs of mining_set)."""
     return [
         str(path)
         for lang in BUCC_LANGS

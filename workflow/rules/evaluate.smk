@@ -165,7 +165,7 @@ if BUCC_LANGS and BUCC["source"] == "bucc2018" and not BUCC["bucc2018"]["dir"]:
             mem_mb=1000,
         params:
             url=BUCC["bucc2018"]["url"],
-            dir=BUCC_DIR,
+            dir=lambda w, output: bucc_dir(output),
             langs=BUCC_LANGS,
             splits=BUCC_SPLITS,
         shell:
@@ -198,7 +198,7 @@ rule mining_set:
         distractors=BUCC_HELDOUT["distractors"],
         threshold_share=BUCC_HELDOUT["threshold_share"],
         seed=BUCC_HELDOUT["seed"],
-        out_dir=MINING_SET_DIR,
+        out_dir=lambda w, output: bucc_dir(output),
     shell:
         "xlsent mining-set --from {params.source} --pairs {params.pairs}"
         " --distractors {params.distractors} --threshold-share {params.threshold_share}"
@@ -231,7 +231,7 @@ rule eval_bucc:
         mem_mb=lambda w, attempt: 16000 * attempt,
         runtime=lambda w, attempt: 480 * attempt,
     params:
-        dir=BUCC_DIR,
+        dir=lambda w, input: bucc_dir(input.data),
         langs=BUCC_LANGS,
         threshold_split=BUCC_SPLITS[0],
         test_split=BUCC_SPLITS[1],
