@@ -123,6 +123,7 @@ def small_config() -> dict:
         threads=2,
     )
     config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
+    config["evaluate"]["bucc"] = {"languages": []}  # the demo mines languages left out here
     return config
 
 

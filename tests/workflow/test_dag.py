@@ -109,6 +109,7 @@ def test_missing_tatoeba_file_is_named_before_anything_runs(tmp_path):
     (tatoeba / "tatoeba.kaz-eng.eng").write_text("Hello!\n")
     config = demo_config()
     config["languages"] = ["kk", "te"]
+    config["dualpivot"]["pivot"] = "kk"  # the demo's, de, is left out
     config["evaluate"] = {"tatoeba": {"dir": str(tatoeba)}}
     out = _failed_dry_run(tmp_path, config)
     assert (
@@ -161,6 +162,7 @@ def test_a_changed_local_corpus_file_reruns_only_its_language(tmp_path):
     config = demo_config()
     config["languages"] = ["de", "kk"]
     config["corpus"] = {"source": "local", "local": {"dir": str(corpus)}, "max_pairs": 100}
+    config["evaluate"]["bucc"] = {"languages": []}  # the demo mines languages left out here
     configfile = write_config(tmp_path / "config.yaml", config)
     snakemake(
         tmp_path,

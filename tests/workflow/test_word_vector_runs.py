@@ -29,6 +29,7 @@ def bisent2vec_config(bli: bool) -> dict:
     config["languages"] = LANGS
     config["runs"] = {run: config["runs"][run] for run in RUNS}
     config["bisent2vec"]["tfidf"] = True
+    config["evaluate"]["bucc"] = {"languages": []}  # no sentence encoder to mine with
     config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
     if bli:
         config["evaluate"]["bli"] = {"dictionaries": {"de": f"freedict:{FREEDICT}"}}
