@@ -25,6 +25,18 @@ SHARED = ROOT.parent / "shared" / "data"
 DEMO_CONFIG = ROOT / "resources" / "demo" / "config.yaml"
 
 
+def tiny_shape(layers: int = 1, **overrides: float) -> dict:
+    """The scratch encoder of the unit tests (32 wide, 2 heads), with `layers` layers;
+    `overrides` are more XLM-R config keys (dropout, say)."""
+    return {
+        "hidden_size": 32,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        **overrides,
+    }
+
+
 def snakemake_command(workdir: Path, *args: str) -> list[str]:
     """The command line of Snakemake on the repository's workflow in `workdir`."""
     return [

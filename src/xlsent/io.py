@@ -82,6 +82,25 @@ def file_error(
     return None if fix is None else kind(f"cannot {doing} {path}: {fix}")
 
 
+def utf8_lines(path: Path, kind: type[XlsentError], fix: str) -> Iterator[tuple[int, str]]:
+    """(line number, text without its line end) of a UTF-8 text file, decoded line by line so
+    that a bad byte names its line: `kind("{path}:{line} is not valid UTF-8 (...): {fix}")`;
+    a permission or disk failure is `file_error`'s."""
+    try:
+        f = path.open("rb")
+    except OSError as err:
+        error = file_error(err, path, "read", kind)
+        if error is None:
+            raise
+        raise error from err
+    with f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                yield lineno, raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise kind(f"{path}:{lineno} is not valid UTF-8 ({err.reason}): {fix}") from None
+
+
 def _output_error(final: Path, err: OSError, culprit: str | None = None) -> OutputError | None:
     """`file_error` for the output `final`; `culprit`: the path the fix is about, where that is
     not `final` (a parent directory that cannot be created)."""

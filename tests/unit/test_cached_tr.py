@@ -12,17 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from support import tiny_shape
 
 from xlsent.losses.tr import translation_ranking_loss
 from xlsent.train.cached_tr import RandomState, batch_gradients
 from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
-SHAPE = {  # XLM-R's dropout (0.1 on hidden states and attention) is on
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-}
+SHAPE = tiny_shape(layers=2)  # XLM-R's dropout (0.1 on hidden states and attention) is on
 BATCH, MICRO = 32, 8
 
 

@@ -8,20 +8,14 @@ import textwrap
 
 import pytest
 import torch
+from support import tiny_shape
 
 from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
 pytestmark = pytest.mark.slow  # launches torchrun
 
-SHAPE = {
-    "hidden_size": 32,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-    # No dropout: the two runs must differ by nothing but how the work is split.
-    "hidden_dropout_prob": 0.0,
-    "attention_probs_dropout_prob": 0.0,
-}
+# No dropout: the two runs must differ by nothing but how the work is split.
+SHAPE = tiny_shape(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 SETTINGS = dict(
     seed=5,
     method="wacse",

@@ -4,6 +4,7 @@ language embeddings, and a WACSE run that resumes exactly."""
 import numpy as np
 import pytest
 import torch
+from support import tiny_shape
 from transformers import AutoModel
 
 from xlsent.losses.rtl import representation_translation_loss
@@ -14,12 +15,7 @@ from xlsent.train.data import load_word_aligned
 from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
 from xlsent.train.objectives import Objectives
 
-SHAPE = {
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-}
+SHAPE = tiny_shape(layers=2)
 
 
 @pytest.fixture(scope="module")

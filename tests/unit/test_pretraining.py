@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from support import tiny_shape
 
 from xlsent.losses.mlm import masked_lm_loss
 from xlsent.models.mlm_head import HEAD_FILE, mlm_head
@@ -175,12 +176,7 @@ def test_language_sampler_follows_the_probabilities_and_resumes_exactly():
 
 # Training and what a run starting from it gets ----------------------------------------------
 
-SHAPE = {
-    "hidden_size": 32,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-}
+SHAPE = tiny_shape()
 SETTINGS = dict(
     seed=3,
     max_length=16,

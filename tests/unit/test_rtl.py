@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
+from support import tiny_shape
 from transformers import XLMRobertaConfig, XLMRobertaModel
 
 from xlsent.losses.rtl import representation_translation_loss
@@ -174,12 +175,7 @@ def test_the_english_vocabulary_is_every_id_of_the_english_side_and_sep():
 
 
 # -- the trainer derives it from its English training side -----------------------------------
-SHAPE = {
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-}
+SHAPE = tiny_shape(layers=2)
 
 
 def _dap_trainer(small_subwords, small_tokenizer, checkpoints, **overrides) -> Trainer:

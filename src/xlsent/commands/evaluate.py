@@ -37,32 +37,42 @@ def log_tatoeba_means(rows: list[dict]) -> None:
             log.info("%s %s %.1f", row["lang"], row["direction"], row["value"])
 
 
-def _add_eval_tatoeba(sub: Subparsers) -> None:
-    p = sub.add_parser("eval-tatoeba", help="Tatoeba retrieval accuracy of one model")
-    p.add_argument("--model", required=True)
-    p.add_argument("--dir", required=True)
-    p.add_argument("--langs", nargs="+", required=True)
+def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of every evaluation of a sentence encoder run (`_load_encoder`)."""
+    p.add_argument("--model", required=True, help="the run's model directory")
     p.add_argument("--run", required=True)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--max-length", type=int, required=True)
     p.add_argument("--batch-size", type=int, required=True)
     p.add_argument("--device", required=True, help="auto (CUDA if present), cpu, cuda or cuda:N")
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+
+
+def _load_encoder(args: argparse.Namespace):
+    """The encoder of `--model` on `--device`, torch limited to the job's `--threads`."""
+    import torch
+
+    from xlsent.models.load import load_encoder
+
+    torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    return load_encoder(args.model, args.max_length, args.batch_size, device)
+
+
+def _add_eval_tatoeba(sub: Subparsers) -> None:
+    p = sub.add_parser("eval-tatoeba", help="Tatoeba retrieval accuracy of one model")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--langs", nargs="+", required=True)
+    _add_encoder_arguments(p)
     p.add_argument("--out", required=True)
     p.set_defaults(handler=eval_tatoeba)
 
 
 def eval_tatoeba(args: argparse.Namespace) -> None:
-    import torch
-
     from xlsent.evaluate import tatoeba
-    from xlsent.models.load import load_encoder
     from xlsent.tables import write_results
 
-    torch.set_num_threads(args.threads)
-    device = resolve_device(args.device)
-    encode = load_encoder(args.model, args.max_length, args.batch_size, device)
-    rows = tatoeba.evaluate(encode, Path(args.dir), args.langs)
+    rows = tatoeba.evaluate(_load_encoder(args), Path(args.dir), args.langs)
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
     log_tatoeba_means(rows)
 
@@ -216,7 +226,6 @@ def mining_set(args: argparse.Namespace) -> None:
 
 def _add_eval_bucc(sub: Subparsers) -> None:
     p = sub.add_parser("eval-bucc", help="bitext mining P/R/F1 of one model (BUCC layout)")
-    p.add_argument("--model", required=True)
     p.add_argument("--dir", required=True, help="the BUCC-layout directory")
     p.add_argument("--langs", nargs="+", required=True)
     p.add_argument("--threshold-split", required=True, help="whose gold chooses the threshold")
@@ -225,30 +234,21 @@ def _add_eval_bucc(sub: Subparsers) -> None:
         "--pivot", required=True, help="the language whose threshold every one gets too, or none"
     )
     p.add_argument("--settings", required=True, help="JSON of evaluate.bucc.mining")
-    p.add_argument("--run", required=True)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--max-length", type=int, required=True)
-    p.add_argument("--batch-size", type=int, required=True)
-    p.add_argument("--device", required=True, help="auto (CUDA if present), cpu, cuda or cuda:N")
-    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    _add_encoder_arguments(p)
     p.add_argument("--out", required=True)
     p.set_defaults(handler=eval_bucc)
 
 
 def eval_bucc(args: argparse.Namespace) -> None:
     import faiss
-    import torch
 
     from xlsent.evaluate import bucc
     from xlsent.evaluate.mining import MiningSettings
-    from xlsent.models.load import load_encoder
     from xlsent.tables import write_results
 
-    torch.set_num_threads(args.threads)
     faiss.omp_set_num_threads(args.threads)
-    encode = load_encoder(args.model, args.max_length, args.batch_size, resolve_device(args.device))
     rows = bucc.evaluate(
-        encode,
+        _load_encoder(args),
         Path(args.dir),
         args.langs,
         args.threshold_split,
@@ -267,19 +267,13 @@ def hf_offline_environment(cache_dir: str) -> dict[str, str]:
 
 def _add_eval_mteb(sub: Subparsers) -> None:
     p = sub.add_parser("eval-mteb", help="MTEB tasks of one model: MTEB's result JSON per task")
-    p.add_argument("--model", required=True)
     p.add_argument("--tasks", nargs="+", required=True, help="MTEB task names, or LocalTatoeba")
     p.add_argument(
         "--langs", nargs="+", required=True, help="the subsets of these and English are evaluated"
     )
     p.add_argument("--tatoeba-dir", help="LASER's Tatoeba files, for LocalTatoeba")
     p.add_argument("--cache-dir", help="a Hugging Face cache filled by fetch-mteb: read offline")
-    p.add_argument("--run", required=True)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--max-length", type=int, required=True)
-    p.add_argument("--batch-size", type=int, required=True)
-    p.add_argument("--device", required=True, help="auto (CUDA if present), cpu, cuda or cuda:N")
-    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    _add_encoder_arguments(p)
     p.add_argument("--out", required=True, help="the directory of MTEB's result JSON")
     p.set_defaults(handler=eval_mteb)
 
@@ -287,13 +281,9 @@ def _add_eval_mteb(sub: Subparsers) -> None:
 def eval_mteb(args: argparse.Namespace) -> None:
     if args.cache_dir:  # before anything imports the Hugging Face libraries
         os.environ.update(hf_offline_environment(args.cache_dir))
-    import torch
-
     from xlsent.evaluate import mteb
-    from xlsent.models.load import load_encoder
 
-    torch.set_num_threads(args.threads)
-    encode = load_encoder(args.model, args.max_length, args.batch_size, resolve_device(args.device))
+    encode = _load_encoder(args)
     encoder = mteb.XlsentEncoder(
         encode,
         args.run,

@@ -175,6 +175,17 @@ def plots(args: argparse.Namespace) -> None:
     log.info("wrote %s and %s", args.bars, args.curves)
 
 
+def _add_figure_arguments(p: argparse.ArgumentParser, pairs: str, stats: str) -> None:
+    """What both figures take besides their data: how much to draw, the seed, the encoding,
+    and where the picture and its JSON (`stats`: what was drawn, and the measures) go."""
+    p.add_argument("--pairs", type=int, required=True, help=pairs)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--max-length", type=int, required=True, help="subword tokens per sentence")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument("--out", required=True, help="the PNG")
+    p.add_argument("--stats", required=True, help=f"the JSON of {stats} and the measures")
+
+
 def _add_figure_aligned_words(sub: Subparsers) -> None:
     p = sub.add_parser(
         "figure-aligned-words", help="WACSE Figure 1: t-SNE of aligned word pairs, run by run"
@@ -186,12 +197,7 @@ def _add_figure_aligned_words(sub: Subparsers) -> None:
     p.add_argument(
         "--corpora", nargs="+", required=True, help="LANG=the training pairs that were aligned"
     )
-    p.add_argument("--pairs", type=int, required=True, help="word pairs in all")
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--max-length", type=int, required=True, help="subword tokens per sentence")
-    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
-    p.add_argument("--out", required=True, help="the PNG")
-    p.add_argument("--stats", required=True, help="the JSON of the pairs and the measures")
+    _add_figure_arguments(p, pairs="word pairs in all", stats="the pairs")
     p.set_defaults(handler=figure_aligned_words)
 
 
@@ -226,12 +232,7 @@ def _add_figure_tatoeba_tokens(sub: Subparsers) -> None:
     p.add_argument("--models", nargs="+", required=True, help="RUN=MODEL_DIR, in panel order")
     p.add_argument("--dir", required=True, help="the Tatoeba files (LASER layout)")
     p.add_argument("--langs", nargs="+", required=True)
-    p.add_argument("--pairs", type=int, required=True, help="Tatoeba pairs in all")
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--max-length", type=int, required=True, help="subword tokens per sentence")
-    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
-    p.add_argument("--out", required=True, help="the PNG")
-    p.add_argument("--stats", required=True, help="the JSON of the lines and the measures")
+    _add_figure_arguments(p, pairs="Tatoeba pairs in all", stats="the lines")
     p.set_defaults(handler=figure_tatoeba_tokens)
 
 

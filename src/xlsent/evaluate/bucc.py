@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from xlsent.errors import XlsentError
 from xlsent.evaluate import mining
-from xlsent.io import atomic_path, file_error
+from xlsent.io import atomic_path, utf8_lines
 
 log = logging.getLogger(__name__)
 
@@ -83,22 +83,9 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             "names the folder; {xx}-en.{split}.{xx|en|gold}), or leave evaluate.bucc.dir "
             "null to download them"
         )
-    try:
-        f = path.open("rb")
-    except OSError as err:
-        error = file_error(err, path, "read", BuccError)
-        if error is None:
-            raise
-        raise error from err
-    with f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                yield lineno, raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise BuccError(
-                    f"{path}:{lineno} is not valid UTF-8 ({err.reason}): the BUCC files are "
-                    "UTF-8; replace this one with the original"
-                ) from None
+    yield from utf8_lines(
+        path, BuccError, "the BUCC files are UTF-8; replace this one with the original"
+    )
 
 
 def read_sentences(path: str | Path) -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ import numpy as np
 from xlsent.errors import XlsentError
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
-from xlsent.io import file_error
+from xlsent.io import utf8_lines
 from xlsent.languages import ENGLISH, UnknownLanguageError, get
 
 LASER_URL = "https://raw.githubusercontent.com/facebookresearch/LASER/main/data/tatoeba/v1"
@@ -49,25 +49,8 @@ def tatoeba_files(directory: Path, lang: str) -> tuple[Path, Path]:
 
 
 def _read_lines(path: Path) -> list[str]:
-    lines = []
-    try:
-        f = path.open("rb")
-    except OSError as err:
-        error = file_error(err, path, "read", TatoebaError)
-        if error is None:
-            raise
-        raise error from err
-    with f:
-        # Decode line by line so that an encoding error can name its line.
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                lines.append(raw.decode("utf-8").rstrip("\r\n"))
-            except UnicodeDecodeError as err:
-                raise TatoebaError(
-                    f"{path}:{lineno} is not valid UTF-8 ({err.reason}); the LASER files are "
-                    "UTF-8: re-download this one or convert it"
-                ) from None
-    return lines
+    fix = "the LASER files are UTF-8: re-download this one or convert it"
+    return [text for _, text in utf8_lines(path, TatoebaError, fix)]
 
 
 def read_pairs(directory: Path, lang: str) -> tuple[list[str], list[str]]:
