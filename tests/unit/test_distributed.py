@@ -98,5 +98,12 @@ def test_two_processes_train_what_one_process_trains(
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     parallel = torch.load(tmp_path / "ddp.pt")
+    # Equal up to the order of float sums, which Adam magnifies where a gradient is nearly
+    # zero (the rows of rare words and far positions: m/sqrt(v) of rounding noise is a whole
+    # step), so a few elements (1 % of the position rows, here) move apart by up to a tenth
+    # of one step (lr 1e-3) while the rest agree to 1e-6. Any real difference between the two
+    # runs (other pairs, another split of the batch) moves most elements by about a step.
     for name, tensor in single.objective.state_dict().items():
-        assert torch.allclose(tensor, parallel[name], atol=2e-5), name
+        difference = (tensor - parallel[name]).abs()
+        assert difference.max() < 1e-4, name
+        assert (difference > 1e-6).float().mean() < 0.05, name
