@@ -19,6 +19,7 @@ from tqdm import tqdm
 from xlsent import languages
 from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
+from xlsent.models.tokenizer import fast_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -100,9 +101,7 @@ def words(
 
 def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str | Path) -> dict:
     """Encode one corpus split with the encoder's tokenizer (no special tokens, no truncation)."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer = fast_tokenizer(tokenizer_dir)
     source = pq.ParquetFile(corpus_path)
     lengths: list[np.ndarray] = []
     with parquet_writer(out_path, SUBWORDS_SCHEMA) as writer:
@@ -113,8 +112,11 @@ def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str |
             mininterval=5,
         ):
             ids = {
-                side: tokenizer(batch.column(side).to_pylist(), add_special_tokens=False)[
-                    "input_ids"
+                side: [
+                    encoding.ids
+                    for encoding in tokenizer.encode_batch(
+                        batch.column(side).to_pylist(), add_special_tokens=False
+                    )
                 ]
                 for side in ("en", "xx")
             }
@@ -202,11 +204,7 @@ def word_spans(
     Returns counts: pairs whose words are not in their text, words without a subword of their
     own, and the links dropped because of either (never silently).
     """
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    if not tokenizer.is_fast:
-        raise ValueError(f"{tokenizer_dir}: word spans need a fast tokenizer (character offsets)")
+    tokenizer = fast_tokenizer(tokenizer_dir)
     text = pq.read_table(corpus_path, columns=["id", "en", "xx"])
     stats = dict.fromkeys(
         ["pairs", "words_not_in_text", "words", "words_without_subword", "links", "links_dropped"],
@@ -245,9 +243,9 @@ def _spans_batch(
     sides = {}
     for side in ("en", "xx"):
         texts = text.column(side).to_pylist()
-        encoded = tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True)
+        encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
         sides[side] = (texts, aligned.column(f"{side}_words").to_pylist(), encoded)
-        columns[f"{side}_ids"] = encoded["input_ids"]
+        columns[f"{side}_ids"] = [encoding.ids for encoding in encoded]
     for row, links in enumerate(aligned.column("links").to_pylist()):
         usable = {}
         for side, (texts, words, encoded) in sides.items():
@@ -257,7 +255,7 @@ def _spans_batch(
                 spans = np.zeros((len(words[row]), 2), dtype=np.int64)
             else:
                 chars = np.array(chars, dtype=np.int64).reshape(-1, 2)
-                spans = subword_spans(chars, encoded["offset_mapping"][row])
+                spans = subword_spans(chars, encoded[row].offsets)
             stats["words"] += len(spans)
             stats["words_without_subword"] += int((spans[:, 1] <= spans[:, 0]).sum())
             usable[side] = spans[:, 1] > spans[:, 0]

@@ -14,18 +14,14 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from sentence_transformers import SentenceTransformer
+from support import tiny_shape
 from transformers import AutoModel
 
 from xlsent.models.encoder import TextEncoder
 from xlsent.train.data import load_pairs
 from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainingError, TrainSettings
 
-SHAPE = {
-    "hidden_size": 32,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-}
+SHAPE = tiny_shape()
 SETTINGS = dict(
     seed=7,
     max_length=16,
@@ -258,10 +254,13 @@ def test_export_loads_in_transformers_and_sentence_transformers(
     assert json.loads((out / "best.json").read_text())["step"] == best["step"]
     assert json.loads((out / "run.json").read_text())["settings"]["seed"] == 7
 
-    sentences = ["Germany", "Deutschland", "Enter a valid email address."]
+    sentences = ["Germany", "Enter a valid email address.", "Deutschland", "Central Time", "a"]
     st_vectors = SentenceTransformer(str(out), device="cpu").encode(sentences)
-    ours = TextEncoder.load(out, max_length=16)(sentences)
+    # Batches of two of similar length, written back in the input's order.
+    ours = TextEncoder.load(out, max_length=16, batch_size=2)(sentences)
     assert np.allclose(st_vectors, ours, atol=1e-5)
+    alone = TextEncoder.load(out, max_length=16, batch_size=1)
+    assert np.allclose(np.concatenate([alone([s]) for s in sentences]), ours, atol=1e-5)
     model = AutoModel.from_pretrained(out)
     assert model.config.hidden_size == 32
     # The exported weights are the best checkpoint's, not the last step's.

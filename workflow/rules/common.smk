@@ -282,6 +282,11 @@ def eval_max_length(wildcards):
     return config["evaluate"]["max_length"] or run_max_length(config, wildcards.run)
 
 
+def eval_threads(default):
+    """An encoder evaluation's threads: evaluate.threads, else the task's `default`."""
+    return config["evaluate"]["threads"] or default
+
+
 # -- bisent2vec ------------------------------------------------------------------------
 
 BISENT2VEC_SOURCE = Path(workflow.basedir) / "csrc" / "bisent2vec"
@@ -323,11 +328,16 @@ def bisent2vec_mem_mb(wildcards, attempt):
     return int(2000 + matrices) * attempt
 
 
+# The words the tf-idf weights are counted on: the training split's, which hold every word
+# that has a vector (docs/methods.md, Bi-Sent2vec's retrieval vector).
+BISENT2VEC_IDF_WORDS = "results/words/{lang}/train.parquet"
+
+
 def bisent2vec_idf_words(wildcards):
-    """The held-out words that the tf-idf weights are counted on (the dev split), if used."""
+    """The words files the tf-idf weights are counted on, if the run uses them."""
     if not bisent2vec_settings(config, wildcards.run)["tfidf"]:
         return []
-    return expand("results/words/{lang}/dev.parquet", lang=BISENT2VEC_EVAL_LANGS)
+    return expand(BISENT2VEC_IDF_WORDS, lang=BISENT2VEC_EVAL_LANGS)
 
 
 def bisent2vec_eval_args(wildcards):
@@ -336,7 +346,7 @@ def bisent2vec_eval_args(wildcards):
     )
     args = f"--models {models}"
     if bisent2vec_settings(config, wildcards.run)["tfidf"]:
-        idf = lang_args("results/words/{lang}/dev.parquet", BISENT2VEC_EVAL_LANGS)
+        idf = lang_args(BISENT2VEC_IDF_WORDS, BISENT2VEC_EVAL_LANGS)
         args += f" --idf {idf}"
     return args
 

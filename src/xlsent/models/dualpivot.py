@@ -32,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from xlsent.models.encoder import SentenceBatches, length_sorted, pad
+
 POOLINGS = ("sum", "mean", "mean_ln")
 HEAD_FILE = "dualpivot.json"
 WEIGHTS_FILE = "dualpivot.pt"
@@ -135,20 +137,15 @@ def pooled_states(
     without special tokens; `special` = (cls, sep, pad) ids, added as the encoder saw them."""
     cls_id, sep_id, pad_id = special
     device = next(encoder.parameters()).device
-    out = []
-    for start in range(0, len(rows), batch_size):
-        batch = [[cls_id, *row, sep_id] for row in rows[start : start + batch_size]]
-        width = max(map(len, batch))
-        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, row in enumerate(batch):
-            ids[i, : len(row)] = torch.tensor(row)
-            mask[i, : len(row)] = 1
+    out = None
+    for index in length_sorted([len(row) for row in rows], batch_size):
+        ids, mask = pad([[cls_id, *rows[i], sep_id] for i in index], pad_id)
         states = hidden_states(encoder, ids.to(device), mask.to(device))
-        out.append(pool(states.float(), mask.to(device), pooling).cpu())
-    if not out:
-        return torch.zeros(0, 0, 0)
-    return torch.cat(out)
+        pooled = pool(states.float(), mask.to(device), pooling).cpu()
+        if out is None:
+            out = torch.zeros(len(rows), *pooled.shape[1:])
+        out[torch.from_numpy(index)] = pooled
+    return out if out is not None else torch.zeros(0, 0, 0)
 
 
 ENCODER_DIR = "encoder"
@@ -187,7 +184,7 @@ def is_dualpivot(model_dir: str | Path) -> bool:
     return (Path(model_dir) / HEAD_FILE).is_file()
 
 
-class DualPivotEncoder:
+class DualPivotEncoder(SentenceBatches):
     """Encode raw sentences with a frozen encoder and a trained head (Tatoeba's interface:
     `encode(texts, lang)` → unit vectors)."""
 
@@ -200,14 +197,9 @@ class DualPivotEncoder:
         batch_size: int = 64,
         device: str = "cpu",
     ):
-        from transformers import AutoTokenizer
-
+        super().__init__(tokenizer_dir, max_length, batch_size, device)
         self.encoder = encoder.to(device).eval()
         self.head = head.to(device).eval()
-        self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-        self.max_length = max_length
-        self.batch_size = batch_size
-        self.device = device
 
     @classmethod
     def load(
@@ -225,17 +217,8 @@ class DualPivotEncoder:
     @torch.inference_mode()
     def __call__(self, texts: list[str], lang: str | None = None) -> np.ndarray:
         """Unit vectors of `texts`; `lang` is ignored: one head encodes every language."""
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = self.tokenizer(
-                texts[start : start + self.batch_size],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            states = hidden_states(self.encoder, batch["input_ids"], batch["attention_mask"])
-            out.append(self.head.forward_tokens(states.float(), batch["attention_mask"]).cpu())
-        if not out:
-            return np.zeros((0, self.head.cfg.hidden), np.float32)
-        return torch.cat(out).numpy()
+        out = np.zeros((len(texts), self.head.cfg.hidden), np.float32)
+        for index, ids, mask in self.batches(texts):
+            states = hidden_states(self.encoder, ids, mask)
+            out[index] = self.head.forward_tokens(states.float(), mask).cpu().numpy()
+        return out

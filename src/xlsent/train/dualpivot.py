@@ -45,6 +45,7 @@ from xlsent.losses.critic import critic_loss
 from xlsent.losses.cycle import cycle_loss
 from xlsent.losses.triplet import triplet_ranking_loss
 from xlsent.models.dualpivot import DualPivotHead, HeadConfig, hidden_states, pooled_states
+from xlsent.models.encoder import pad
 
 log = logging.getLogger(__name__)
 
@@ -114,11 +115,7 @@ class Features:
         if self.pooled is not None:
             return head(self.pooled[torch.from_numpy(np.asarray(index))])
         cls_id, sep_id, pad_id = self.special
-        batch = [[cls_id, *self.rows[i], sep_id] for i in index]
-        ids = torch.full((len(batch), max(map(len, batch))), pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, row in enumerate(batch):
-            ids[r, : len(row)], mask[r, : len(row)] = torch.tensor(row), 1
+        ids, mask = pad([[cls_id, *self.rows[i], sep_id] for i in index], pad_id)
         states = hidden_states(self.encoder, ids.to(self.device), mask.to(self.device))
         # Inference-mode tensors cannot enter autograd: a plain copy can.
         return head.forward_tokens(states.float().clone(), mask.to(self.device))

@@ -525,9 +525,8 @@ class Trainer:
         }
 
     def _encode(self, rows: Ragged, lang: str, batch: int = 512) -> np.ndarray:
-        out = []
-        for start in range(0, len(rows), batch):
-            part = np.arange(start, min(start + batch, len(rows)))
+        out = np.zeros((len(rows), self.model.config.hidden_size), np.float32)
+        for part in encoder.length_sorted(rows.lengths, batch):
             ids, mask = collate(rows.take(part), *self.special)
             types = None if self.languages is None else torch.full_like(ids, self.languages[lang])
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
@@ -537,8 +536,8 @@ class Trainer:
                     mask.to(self.device),
                     None if types is None else types.to(self.device),
                 )
-            out.append(vectors.float().cpu().numpy())
-        return np.concatenate(out)
+            out[part] = vectors.float().cpu().numpy()
+        return out
 
     def _request_stop(self, signum: int, _frame: object) -> None:
         log.warning("signal %d: saving a checkpoint after this step, then stopping", signum)
