@@ -46,9 +46,9 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         "fetch_tatoeba": 1,
         "eval_tatoeba": 4 * 2 + 6 + 7,
         # bisent2vec-uni, bisent2vec-bi and fasttext-cbow × seeds 42 and 0: a model per
-        # language on its training words (the C++ trainer built once), one evaluation each.
-        # the training words, and the dev words of the tf-idf weights (bisent2vec.tfidf)
-        "words": 2 * languages,
+        # language on its training words (the C++ trainer built once, the tf-idf weights
+        # counted on the same words), one evaluation each.
+        "words": languages,
         "bisent2vec_build": 1,
         "bisent2vec_train": 3 * 2 * languages,
         "eval_tatoeba_bisent2vec": 3 * 2,

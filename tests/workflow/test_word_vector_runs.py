@@ -159,7 +159,7 @@ def test_the_bli_table_is_planned_only_with_dictionaries(tmp_path):
 
 def test_without_word_vector_runs_no_bisent2vec_job_is_planned(tmp_path):
     config = demo_config()
-    config["runs"] = {"tr": config["runs"]["tr"]}
+    config["runs"] = {"tr": config["runs"]["tr"] | {"init_from": None}}
     config["tables"]["ablation"]["runs"] = []
     jobs = planned_jobs(tmp_path, write_config(tmp_path / "config.yaml", config))
     assert jobs["train"] == jobs["eval_tatoeba"] == 1

@@ -209,7 +209,7 @@ class SentenceModel:
         return np.concatenate([words, grams])
 
     def idf(self, sentences: Sequence[Sequence[str]], lang: str) -> np.ndarray:
-        """The paper's idf of every word row, counted on held-out `sentences` (MUSE's get_idf).
+        """The paper's idf of every word row, counted on `sentences` (MUSE's get_idf).
 
         idf(w) = max(1, log10(N / df(w))): N sentences, df(w) of them holding w (a sentence
         counts each of its words once). A word none of them holds gets 0, which leaves it
@@ -229,8 +229,8 @@ class SentenceModel:
         """`idf` of both sides, "en" and `foreign`, counted on words Parquet files of the pair.
 
         A words file of the tokenize stage holds both sides of each pair, so one read gives
-        the weights of both languages; the workflow passes the dev split, which no test
-        sentence is part of.
+        the weights of both languages; the workflow passes the training split, which no test
+        sentence is part of and which holds every word that has a vector.
         """
         sides: dict[str, list[list[str]]] = {"en": [], foreign: []}
         for path in words_files:
