@@ -18,5 +18,5 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     of `rule all` (the tables and the alignments)."""
     workdir = tmp_path_factory.mktemp("demo")
     configfile = write_config(workdir / "config.yaml", demo_config())
-    snakemake(workdir, "--cores", "2", "--configfile", str(configfile))
+    snakemake(workdir, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile))
     return workdir

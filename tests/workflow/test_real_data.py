@@ -46,7 +46,14 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
     config["tables"] = {"groups": ["low4"]}
     configfile = write_config(tmp_path / "config.yaml", config)
     snakemake(
-        tmp_path, "results/tables/tatoeba.csv", "--cores", "2", "--configfile", str(configfile)
+        tmp_path,
+        "results/tables/tatoeba.csv",
+        "--cores",
+        "2",
+        "--max-threads",
+        "1",
+        "--configfile",
+        str(configfile),
     )
 
     results = tmp_path / "results"

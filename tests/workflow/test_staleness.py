@@ -142,7 +142,7 @@ def local_run(tmp_path_factory) -> Path:
                 lines = [f.readline() for _ in range(PAIRS)]
             (corpus / name).write_bytes(gzip.compress(b"".join(lines)))
     configfile = write_config(workdir / "config.yaml", _local_config())
-    snakemake(workdir, "--cores", "2", "--configfile", str(configfile))
+    snakemake(workdir, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile))
     return workdir
 
 
@@ -177,7 +177,7 @@ def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, t
         lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
         path.write_bytes(gzip.compress(b"".join(lines[:-10])))
 
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(configfile))
+    proc = snakemake(workdir, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile))
     ran = jobs_in(proc.stdout + proc.stderr)
     per_language = {rule for rule, w in ran if "lang" in w}
     assert {"clean", "sample", "words", "align_shard", "align_manifest"} <= per_language

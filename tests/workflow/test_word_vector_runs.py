@@ -43,7 +43,9 @@ def b2v_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     config = bisent2vec_config(bli)
     configfile = write_config(workdir / "config.yaml", config)
     targets = [*TARGETS, *(["results/tables/bli.csv"] if bli else [])]
-    snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
+    snakemake(
+        workdir, *targets, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile)
+    )
     return {"dir": workdir, "config": config, "configfile": configfile, "targets": targets}
 
 

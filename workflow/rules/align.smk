@@ -30,6 +30,7 @@ rule align_shard:
         "logs/align/{aligner}/{lang}/shard-{shard}.log",
     benchmark:
         "results/benchmarks/align/{aligner}/{lang}/shard-{shard}.tsv"
+    priority: PRIORITY["to_fine_tuning"]
     conda:
         "../../envs/gpu.yaml"
     # The fan-out unit on a cluster: one job per shard, never grouped. WSPAlign: a GPU, the
@@ -61,6 +62,7 @@ rule align_manifest:
         "results/align/{aligner}/{lang}/_SUCCESS",
     log:
         "logs/align/{aligner}/{lang}/manifest.log",
+    priority: PRIORITY["to_fine_tuning"]
     # Seconds each (reads the shards' JSON): packed many to a Slurm job.
     group:
         "align_manifest"

@@ -24,6 +24,13 @@ from xlsent.config import (
 from xlsent.align.shards import shard_count
 from xlsent.corpus import demo, sources
 
+# Snakemake starts the ready job of the highest priority first: the path to the first
+# training job (corpus, tokenizer, subwords), then training, then what fine-tuning reads
+# (words, alignments, word spans); evaluations and word vectors fill the gaps. On the
+# demo's 2 cores this decides the wall time: without it, the cores aligned and trained word
+# vectors for 2.5 minutes while the first training job waited for the last language's sample.
+PRIORITY = {"to_training": 30, "training": 20, "to_fine_tuning": 10}
+
 CORPUS = config["corpus"]
 TATOEBA = config["evaluate"]["tatoeba"]
 LANGS = languages.resolve(config["languages"])
@@ -280,11 +287,6 @@ def tatoeba_files(langs):
 
 def eval_max_length(wildcards):
     return config["evaluate"]["max_length"] or run_max_length(config, wildcards.run)
-
-
-def eval_threads(default):
-    """An encoder evaluation's threads: evaluate.threads, else the task's `default`."""
-    return config["evaluate"]["threads"] or default
 
 
 # -- bisent2vec ------------------------------------------------------------------------

@@ -38,6 +38,7 @@ rule clean:
         "logs/clean/{lang}.log",
     benchmark:
         "results/benchmarks/clean/{lang}.tsv"
+    priority: PRIORITY["to_training"]
     # Cluster: the corpus stage of a language (clean, sample, words) is one Slurm job, and
     # the profile's group-components packs several languages into it.
     group:
@@ -76,6 +77,7 @@ checkpoint sample:
         "logs/sample/{lang}.log",
     benchmark:
         "results/benchmarks/sample/{lang}.tsv"
+    priority: PRIORITY["to_training"]
     group:
         "corpus"
     conda:

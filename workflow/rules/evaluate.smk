@@ -41,7 +41,7 @@ rule eval_tatoeba:
         "../../envs/eval.yaml"
     # Encodes each language's ~1000 Tatoeba pairs on CPU (evaluate.device auto finds no GPU
     # in a CPU job): minutes for xlm-roberta-base; one job per run and seed.
-    threads: eval_threads(4)
+    threads: 4
     resources:
         mem_mb=lambda w, attempt: 8000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
@@ -226,7 +226,7 @@ rule eval_bucc:
     # (hours for xlm-roberta-base on CPU; evaluate.device auto takes a GPU the job has), and
     # exact kNN both ways is 2·n²·d multiply-adds (index: ivf or hnsw for less). Memory: both
     # sides' float32 vectors, plus a copy for an approximate index.
-    threads: eval_threads(8)
+    threads: 8
     resources:
         mem_mb=lambda w, attempt: 16000 * attempt,
         runtime=lambda w, attempt: 480 * attempt,
@@ -268,7 +268,7 @@ rule eval_mteb:
     # Encoding dominates: XNLI's 15 languages alone are ~220K sentences, BUCC's and Flores'
     # corpora more; hours for xlm-roberta-base on CPU (evaluate.device auto takes a GPU the
     # job has: give the rule one in a site profile).
-    threads: eval_threads(8)
+    threads: 8
     resources:
         mem_mb=lambda w, attempt: 16000 * attempt,
         runtime=lambda w, attempt: 480 * attempt,

@@ -10,6 +10,7 @@ rule words:
         "logs/words/{lang}/{split}.log",
     benchmark:
         "results/benchmarks/words/{lang}/{split}.tsv"
+    priority: PRIORITY["to_fine_tuning"]
     group:
         "corpus"
     conda:
@@ -49,6 +50,7 @@ rule tokenizer:
         "logs/tokenizer/{model}.log",
     benchmark:
         "results/benchmarks/tokenizer/{model}.tsv"
+    priority: PRIORITY["to_training"]
     conda:
         "../../envs/gpu.yaml"
     threads: 4
@@ -74,6 +76,7 @@ rule subwords:
         "logs/subwords/{model}/{lang}/{split}.log",
     benchmark:
         "results/benchmarks/subwords/{model}/{lang}/{split}.tsv"
+    priority: PRIORITY["to_training"]
     # Minutes each (a fast tokenizer over one split): packed many to a Slurm job.
     group:
         "subwords"

@@ -16,6 +16,7 @@ rule word_spans:
         "logs/word_spans/{model}/{aligner}/{lang}.log",
     benchmark:
         "results/benchmarks/word_spans/{model}/{aligner}/{lang}.tsv"
+    priority: PRIORITY["to_fine_tuning"]
     group:
         "word_spans"
     conda:
@@ -41,6 +42,7 @@ rule train:
         "results/benchmarks/train/{run}/seed{seed}.tsv"
     wildcard_constraints:
         run=names_regex(ENCODER_RUNS),
+    priority: PRIORITY["training"]
     conda:
         "../../envs/gpu.yaml"
     threads: lambda w: settings_of(w)["threads"]
