@@ -31,8 +31,9 @@ from support import (
 
 pytestmark = pytest.mark.workflow
 
-# Rules that gather every run (no wildcards): they follow any run's change.
-AGGREGATES = re.compile(r"tables_\w+|plots")
+# Rules that gather runs (no wildcards): they follow a change of any run they show, the
+# figures of the runs side by side in them (dap's in DAP Figure 1).
+AGGREGATES = re.compile(r"tables_\w+|plots|figure_\w+")
 # A job's header and its more-indented body; jobs of a group job are printed indented.
 JOB = re.compile(
     r"^([ \t]*)(?:local)?(?:rule|checkpoint) (\w+):\n((?:\1[ \t]+.*\n)*)", re.MULTILINE
