@@ -102,11 +102,13 @@ def _facts(
     www = (data[spots[dots, None] + np.arange(-3, 0)] | 0x20) == ord("w")
     url[dots[www.all(axis=1)]] = True
 
-    spaces_at = np.flatnonzero(span == ord(" "))  # from `begin`, as `local` is
+    # Spaces from each line's start to the next one's: no space lies between a line's end
+    # and the next start. One byte past the span (a line end, or the block's zero padding)
+    # keeps an empty last line's start inside the array that reduceat sums.
+    space = data[begin : end + 1] == ord(" ")
     local = starts - begin
-    # Spaces before each line start; no space lies between a line's end and the next start.
-    spaces = np.diff(np.append(np.searchsorted(spaces_at, local), len(spaces_at)))
-    doubled = spaces_at[1:][np.diff(spaces_at) == 1]
+    spaces = np.add.reduceat(space.view(np.uint8), local, dtype=np.int32)
+    doubled = np.flatnonzero(space[1:] & space[:-1]) + 1  # the second of two, from `begin`
     edge = (lengths > 0) & (
         (data[starts] == ord(" ")) | (data[np.maximum(ends - 1, 0)] == ord(" "))
     )
@@ -119,7 +121,7 @@ def _facts(
         "utf8": np.ones(len(starts), dtype=bool) if ascii else _utf8(data, span, starts, begin),
         "plain": plain,
         "urlish": urlish,
-        "spaces": spaces.astype(np.int32),
+        "spaces": spaces,
         "first": _first_letters(data, starts, lengths, tables.first_letter),
     }
 
