@@ -9,11 +9,22 @@ Tatoeba accuracy per language group beside the untrained floor: character 1-4-gr
 retrieval (`char_wb` n-grams, inside word boundaries, fitted per language on the test
 sentences of both sides, cosine similarity, both directions).
 
+The bitext-mining table (the held-out BUCC-layout sets of `evaluate.bucc`) is set beside
+the same floor: character n-gram tf-idf vectors (fitted per language on the mining set's
+sentences) mined by the same margin rule, threshold and splits as the encoders.
+
+With dual-pivot runs it also measures the transfer in the training domain, where Tatoeba's
+scores are too low to tell methods apart: P@1 (both directions) on the first 500 dev pairs
+of every trained language, of each transfer run (the frozen encoder's CLS, the heads, the
+chosen layer) and of every frozen layer mean-pooled, averaged over the pivot, the other
+Latin-script languages and the others; and the Tatoeba transfer split the same way.
+
 `--scratch` adds, for each run that fine-tunes another run's model (`init_from`), the same
-run from scratch with as many optimizer steps as the two together (`{run}-scratch`), so that
-"pretrain, then fine-tune" and "fine-tune only" are compared at about the same CPU budget
-(an MLM step costs about a TR step: both encode 2 × batch sentences); the measured CPU
-minutes of each are printed beside them.
+run from scratch (`{run}-scratch`) with the CPU time of the two together: the workflow first
+trains the runs of the config, then the scratch runs, each with as many optimizer steps as
+its run's measured CPU per step buys of the pretraining's and the fine-tuning's CPU time
+(an MLM step and a WACSE step cost differently, so steps are not the currency); the
+measured CPU minutes of each are printed beside them.
 
     .venv/bin/python benchmarks/l10n_quality.py [--cores 2] [--max-steps N] [--runs tr wacse]
         [--scratch]
@@ -45,12 +56,21 @@ OUT = ROOT / "benchmarks" / "out"
 SHARED = ROOT.parent / "shared" / "data"
 
 
+FLOOR = "tfidf-floor"
+
+
+def char_ngrams(texts: list[str]) -> TfidfVectorizer:
+    """The floor's vectors: character 1-4-grams inside word boundaries, tf-idf weighted and
+    L2-normalised, fitted on `texts` (both sides of one language's test sentences)."""
+    return TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4)).fit(texts)
+
+
 def tfidf_floor(directory: Path, langs: list[str]) -> pl.DataFrame:
     """Tatoeba accuracy (%) of character 1-4-gram tf-idf retrieval, as evaluation rows."""
     rows = []
     for lang in langs:
         xx, en = read_pairs(directory, lang)
-        vectors = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 4)).fit(xx + en)
+        vectors = char_ngrams(xx + en)
         sim = (vectors.transform(xx) @ vectors.transform(en).T).toarray()  # rows L2-normalised
         gold = np.arange(len(xx))
         acc = {
@@ -61,7 +81,7 @@ def tfidf_floor(directory: Path, langs: list[str]) -> pl.DataFrame:
         rows += [
             {
                 "task": "tatoeba",
-                "run": "tfidf-floor",
+                "run": FLOOR,
                 "seed": 0,
                 "lang": lang,
                 "direction": d,
@@ -71,6 +91,98 @@ def tfidf_floor(directory: Path, langs: list[str]) -> pl.DataFrame:
             }
             for d, v in acc.items()
         ]
+    return pl.DataFrame(rows)
+
+
+def mining_floor(directory: Path, langs: list[str], settings: dict) -> pl.DataFrame:
+    """Mining P/R/F1 of the character n-gram vectors on the held-out mining sets in
+    `directory`, by the workflow's own protocol (`xlsent.evaluate.bucc.evaluate`: the
+    threshold chosen on the dev split's gold), as evaluation rows."""
+    from xlsent.evaluate import bucc
+    from xlsent.evaluate.mining import MiningSettings
+    from xlsent.evaluate.mining_set import SPLITS
+
+    rows = []
+    for lang in langs:
+        splits = [bucc.read_split(directory, lang, split) for split in SPLITS]
+        vectors = char_ngrams([text for split in splits for text in split.xx + split.en])
+        rows += bucc.evaluate(
+            lambda texts, _, vectors=vectors: vectors.transform(texts).toarray().astype(np.float32),
+            directory,
+            [lang],
+            *SPLITS,
+            MiningSettings(**settings),
+        )
+    return pl.DataFrame([{"task": "bucc", "run": FLOOR, "seed": 0, **row} for row in rows])
+
+
+def script_groups(langs: list[str], pivot: str) -> dict[str, list[str]]:
+    """The pivot, the other Latin-script languages, and the rest."""
+    others = [lang for lang in langs if lang != pivot]
+    latin = [lang for lang in others if languages.get(lang).script == "Latn"]
+    return {
+        "pivot": [pivot],
+        "latin": latin,
+        "other_scripts": [lang for lang in others if lang not in latin],
+    }
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-9)
+
+
+def dev_transfer(
+    workdir: Path, runs: list[str], frozen: str, langs: list[str], max_length: int
+) -> dict[str, dict[str, float]]:
+    """{encoder: {lang: P@1 (%)}} on the first 500 dev pairs of each language, both
+    directions averaged, for each of `runs` and for every layer of the `frozen` run's
+    encoder, mean-pooled (`layer{i}`, 0 the embeddings)."""
+    import torch
+
+    from xlsent.evaluate.search import p_at_1
+    from xlsent.models.dualpivot import hidden_states, pool
+    from xlsent.models.encoder import TextEncoder
+    from xlsent.models.load import load_encoder
+
+    pairs = {}
+    for lang in langs:
+        dev = pl.read_parquet(workdir / f"results/corpus/{lang}/dev.parquet").head(500)
+        pairs[lang] = dev["xx"].to_list(), dev["en"].to_list()
+    base = TextEncoder.load(workdir / f"results/models/{frozen}/seed42", max_length)
+
+    def layers(texts: list[str], _: str) -> np.ndarray:
+        out = None
+        for index, ids, mask in base.batches(texts):
+            pooled = pool(hidden_states(base.model, ids, mask).float(), mask, "mean").numpy()
+            if out is None:
+                out = np.zeros((len(texts), *pooled.shape[1:]), np.float32)
+            out[index] = pooled
+        return out
+
+    scores: dict[str, dict[str, float]] = {}
+    with torch.inference_mode():
+        for run in runs:
+            encode = load_encoder(workdir / f"results/models/{run}/seed42", max_length, 128)
+            for lang, (xx, en) in pairs.items():
+                a, b = _unit(encode(xx, lang)), _unit(encode(en, "en"))
+                scores.setdefault(run, {})[lang] = 100 * (p_at_1(a, b) + p_at_1(b, a)) / 2
+        for lang, (xx, en) in pairs.items():
+            a, b = layers(xx, lang), layers(en, "en")
+            for layer in range(a.shape[1]):
+                p1 = p_at_1(_unit(a[:, layer]), _unit(b[:, layer]))
+                p1 += p_at_1(_unit(b[:, layer]), _unit(a[:, layer]))
+                scores.setdefault(f"layer{layer}", {})[lang] = 100 * p1 / 2
+    return scores
+
+
+def by_group(scores: dict[str, dict[str, float]], groups: dict[str, list[str]]) -> pl.DataFrame:
+    """One row per encoder, its scores averaged over each group of languages."""
+    rows = []
+    for name, score in scores.items():
+        means = {
+            group: float(np.mean([score[c] for c in codes])) for group, codes in groups.items()
+        }
+        rows.append({"encoder": name, **means})
     return pl.DataFrame(rows)
 
 
@@ -109,24 +221,36 @@ def training_cost(workdir: Path, run: str, config: dict, langs: list[str]) -> di
     return cost
 
 
-def add_scratch_runs(config: dict) -> None:
-    """`{run}-scratch` for each run that starts from another's model: the same run without
-    `init_from`, with the optimizer steps of the two together."""
-    steps = {
-        run: {**config["train"], **spec.get("train", {})}["max_steps"]
+def _steps(config: dict, run: str) -> int:
+    return {**config["train"], **config["runs"][run].get("train", {})}["max_steps"]
+
+
+def fine_tuned_runs(config: dict) -> dict[str, str]:
+    """{run: the run it starts from} for each encoder run that fine-tunes another's model."""
+    return {
+        run: spec["init_from"]
         for run, spec in config["runs"].items()
-        if "model" in spec and spec["method"] not in DUALPIVOT_METHODS
+        if spec.get("init_from") and spec["method"] not in DUALPIVOT_METHODS
     }
-    for run, spec in list(config["runs"].items()):
-        source = spec.get("init_from")
-        if not source or spec["method"] in DUALPIVOT_METHODS:
-            continue
-        scratch = {k: v for k, v in spec.items() if k != "init_from"}
-        scratch["train"] = {**spec.get("train", {}), "max_steps": steps[run] + steps[source]}
+
+
+def add_scratch_runs(config: dict, cpu_s: dict[str, float]) -> dict[str, int]:
+    """`{run}-scratch` for each run that starts from another's model: the same run without
+    `init_from`, with as many optimizer steps as the CPU time of the two together buys at the
+    run's measured CPU per step (`cpu_s`: each run's training CPU seconds). Returns the
+    scratch runs' steps."""
+    added = {}
+    for run, source in fine_tuned_runs(config).items():
+        per_step = cpu_s[run] / _steps(config, run)
+        steps = round((cpu_s[run] + cpu_s[source]) / per_step)
+        scratch = {k: v for k, v in config["runs"][run].items() if k != "init_from"}
+        scratch["train"] = {**scratch.get("train", {}), "max_steps": steps}
         config["runs"][f"{run}-scratch"] = scratch
+        added[f"{run}-scratch"] = steps
+    return added
 
 
-def run_workflow(workdir: Path, config: dict, cores: int) -> None:
+def run_workflow(workdir: Path, config: dict, cores: int, targets: list[str]) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     configfile = workdir / "config.yaml"
     configfile.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -136,7 +260,7 @@ def run_workflow(workdir: Path, config: dict, cores: int) -> None:
             sys.executable,
             "-m",
             "snakemake",
-            "results/tables/tatoeba.csv",
+            *targets,
             "--snakefile",
             str(ROOT / "Snakefile"),
             "--directory",
@@ -153,13 +277,18 @@ def run_workflow(workdir: Path, config: dict, cores: int) -> None:
     )
 
 
+TARGETS = ["results/tables/tatoeba.csv", "results/tables/cost.csv"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cores", type=int, default=os.cpu_count())
     parser.add_argument("--max-steps", type=int, help="override train.max_steps (the budget)")
     parser.add_argument("--runs", nargs="+", help="runs of the config to train (default: all)")
     parser.add_argument(
-        "--scratch", action="store_true", help="add each fine-tuned run from scratch, same steps"
+        "--scratch",
+        action="store_true",
+        help="add each fine-tuned run from scratch, with the CPU time of the two together",
     )
     args = parser.parse_args()
 
@@ -173,33 +302,81 @@ def main() -> None:
         config["runs"] = {
             run: spec for run, spec in config["runs"].items() if run in {*args.runs, *needed}
         }
-    if args.scratch:
-        add_scratch_runs(config)
-    workdir = OUT / "l10n"
-    run_workflow(workdir, config, args.cores)
-
     langs = languages.resolve(config["languages"])
+    mined = languages.resolve(config["evaluate"]["bucc"]["languages"])
+    targets = TARGETS + (["results/tables/bucc.csv"] if mined else [])
+    if any(spec["method"] in DUALPIVOT_METHODS for spec in config["runs"].values()):
+        targets.append("results/tables/transfer.csv")
+    workdir = OUT / "l10n"
+    run_workflow(workdir, config, args.cores, targets)
+    scratch_steps = {}
+    if args.scratch:
+        # The scratch runs' steps are bought with the measured CPU time of the runs above.
+        trained = {*fine_tuned_runs(config), *fine_tuned_runs(config).values()}
+        cpu_s = {run: training_cost(workdir, run, config, langs)["train_cpu_s"] for run in trained}
+        scratch_steps = add_scratch_runs(config, cpu_s)
+        run_workflow(workdir, config, args.cores, targets)
+
     groups = config["tables"]["groups"]
     runs = list(config["runs"])
+    tatoeba_langs = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
     ours = [pl.read_parquet(workdir / f"results/eval/tatoeba/{run}/seed42.parquet") for run in runs]
     summary, per_language = tables.tatoeba_tables(
-        [tfidf_floor(SHARED / "tatoeba" / "v1", langs), *ours], groups
+        [tfidf_floor(SHARED / "tatoeba" / "v1", tatoeba_langs), *ours], groups
     )
     training = {run: training_cost(workdir, run, config, langs) for run in runs}
     result = {
+        "config": {"max_steps": config["train"]["max_steps"], "scratch_steps": scratch_steps},
         "training": training,
         "summary": summary.to_dicts(),
         "per_language": per_language.to_dicts(),
     }
     transfer_csv = workdir / "results/tables/transfer.csv"
-    if transfer_csv.exists():
+    if "results/tables/transfer.csv" in targets:
         result["transfer"] = pl.read_csv(transfer_csv).to_dicts()
+        transfer_runs = pl.read_csv(transfer_csv)["run"].to_list()
+        groups_by_script = script_groups(langs, config["dualpivot"]["pivot"])
+        means = per_language.filter(pl.col("run").is_in(transfer_runs))
+        tatoeba_scripts = by_group({row["run"]: row for row in means.to_dicts()}, groups_by_script)
+        frozen = {
+            config["runs"][run]["init_from"]
+            for run in transfer_runs
+            if config["runs"][run]["method"] in DUALPIVOT_METHODS
+        }
+        in_domain = by_group(
+            dev_transfer(
+                workdir, transfer_runs, frozen.pop(), langs, config["dualpivot"]["max_length"]
+            ),
+            groups_by_script,
+        )
+        result["transfer_by_script"] = {
+            "groups": groups_by_script,
+            "tatoeba": tatoeba_scripts.to_dicts(),
+            "dev_p1": in_domain.to_dicts(),
+        }
+    if mined:
+        mining_runs = [
+            workdir / f"results/eval/bucc/{run}/seed42.parquet"
+            for run in runs
+            if (workdir / f"results/eval/bucc/{run}/seed42.parquet").exists()
+        ]
+        floor = mining_floor(
+            workdir / "results/data/mining", mined, config["evaluate"]["bucc"].get("mining", {})
+        )
+        mining = tables.bucc_table([floor, *mining_runs])
+        result["mining"] = mining.to_dicts()
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "l10n_quality.json").write_text(json.dumps(result, indent=2) + "\n")
     print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
     print(tables.markdown(per_language))
     if "transfer" in result:
         print(transfer_csv.with_suffix(".md").read_text())
+        print("Transfer by script, Tatoeba accuracy (%), both directions:")
+        print(tables.markdown(tatoeba_scripts))
+        print("Transfer in the training domain, P@1 (%) on 500 dev pairs a language:")
+        print(tables.markdown(in_domain))
+    if mined:
+        print(tables.markdown(mining.select("run", *(f"{c}_f1" for c in mined), "avg_f1")))
     for run, cost in training.items():
         wall, cpu = cost["train_wall_s"] / 60, cost["train_cpu_s"] / 60
         line = f"{run}: {wall:.1f} min ({cpu:.1f} CPU min)"
