@@ -253,6 +253,13 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="the quality runs' trainer seed")
     parser.add_argument(
+        "--lr-update-rate",
+        type=int,
+        help="the speed runs' tokens between updates of the shared word counter (default: the "
+        "reference's 100); 1 makes every thread update it 100 times as often, the traffic of "
+        "100 times the threads: a contention experiment",
+    )
+    parser.add_argument(
         "--binary", type=Path, help="time this trainer binary (default: build the checkout's)"
     )
     parser.add_argument("--out", type=Path, default=OUT / "bisent2vec.json", help="the JSON")
@@ -260,6 +267,8 @@ def main() -> None:
 
     binary = args.binary or build(ROOT / "build" / "bisent2vec")
     reference = Bisent2vecSettings(dim=args.dim)
+    if args.lr_update_rate:
+        reference = dataclasses.replace(reference, lr_update_rate=args.lr_update_rate)
     tuned = dataclasses.replace(reference, seed=args.seed, **PRESETS[args.preset])
     results: dict = {
         "pairs": args.pairs,
