@@ -33,9 +33,10 @@ The output is the same, row for row, as that of a pair-by-pair loop over the fil
 written above (tests/unit/test_clean.py holds the before's numbers for the real corpus).
 Memory does not grow with the corpus: the blocks being read (16 MiB a side), a batch of at
 most `batch_size` pairs, a partition chunk of 2M (hash, position) rows with its hash table,
-the median's 2^17 counts, a read buffer per partition: about 150 MB above the interpreter's
-for any corpus of up to 537M pairs per language (2M and 20M pairs: the same peak, see
-benchmarks/sampling.py). The scratch directory holds the surviving text uncompressed (about
+the median's 2^17 counts, a read buffer per partition: at most about 260 MB above the
+interpreter's, reached once a partition holds its 2M rows, for any corpus of up to 537M
+pairs per language (benchmarks/sampling.py, en-kk: 296, 359 and 343 MiB peak RSS at 2M, 20M
+and 40M pairs, of which 103 are the interpreter's). The scratch directory holds the surviving text uncompressed (about
 the size of the input) and 16 bytes a surviving pair.
 """
 
