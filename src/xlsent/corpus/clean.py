@@ -36,8 +36,8 @@ most `batch_size` pairs, a partition chunk of 2M (hash, position) rows with its 
 the median's 2^17 counts, a read buffer per partition: at most about 260 MB above the
 interpreter's, reached once a partition holds its 2M rows, for any corpus of up to 537M
 pairs per language (benchmarks/sampling.py, en-kk: 296, 359 and 343 MiB peak RSS at 2M, 20M
-and 40M pairs, of which 103 are the interpreter's). The scratch directory holds the surviving text uncompressed (about
-the size of the input) and 16 bytes a surviving pair.
+and 40M pairs, of which 103 are the interpreter's). The scratch directory holds the
+surviving text uncompressed (about the size of the input) and 16 bytes a surviving pair.
 """
 
 from __future__ import annotations
