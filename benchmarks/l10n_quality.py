@@ -317,7 +317,8 @@ def main() -> None:
         scratch_steps = add_scratch_runs(config, cpu_s)
         run_workflow(workdir, config, args.cores, targets)
 
-    groups = config["tables"]["groups"]
+    defined = languages.define_groups(config["tables"].get("group_languages", {}))
+    groups = languages.members(config["tables"]["groups"], defined)
     runs = list(config["runs"])
     tatoeba_langs = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
     ours = [pl.read_parquet(workdir / f"results/eval/tatoeba/{run}/seed42.parquet") for run in runs]

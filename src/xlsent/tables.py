@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from xlsent.io import atomic_path, write_parquet
-from xlsent.languages import GROUPS, LANGUAGES
+from xlsent.languages import LANGUAGES
 
 COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
 DIRECTIONS = ("xx2en", "en2xx")
@@ -125,13 +125,14 @@ def scarce_languages(stats: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
 
 def tatoeba_tables(
     frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
-    groups: list[str],
+    groups: Mapping[str, Sequence[str]],
     scarce: dict[str, str] | None = None,
     language_directions: Sequence[str] = ("mean",),
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(summary, per_language) Tatoeba tables, one row per run in order of appearance.
 
-    Summary columns: `run`, `seeds`; per group of `groups` (and `all`, every evaluated
+    `groups`: each group's languages by name (`languages.members`). Summary columns: `run`,
+    `seeds`; per group of `groups` (and `all`, every evaluated
     language) the average over its languages of the mean of both directions (WACSE Table 3),
     then the per-direction averages `{group}_xx2en` and `{group}_en2xx` (DAP Table 1);
     `missing`, the languages of `groups` the run lacks (their groups are null), or null; and
@@ -140,12 +141,9 @@ def tatoeba_tables(
     `language_directions` (`mean`: the column `{lang}`; `xx2en`, `en2xx`: `{lang}_{direction}`,
     DAP Tables 7–8).
     """
-    unknown = [g for g in groups if g not in GROUPS]
-    if unknown:
-        raise ValueError(f"unknown language groups {unknown}; known: {sorted(GROUPS)}")
     cells, seeds = _seed_means(load_results(frames))
     value = {(run, lang, d): v for run, lang, d, v in cells.rows()}
-    needed = list(dict.fromkeys(lang for g in groups for lang in GROUPS[g]))
+    needed = list(dict.fromkeys(lang for codes in groups.values() for lang in codes))
     # Language columns in the order of the language table (order seen for any code outside it).
     langs = sorted(
         cells["lang"].unique(maintain_order=True),
@@ -158,7 +156,7 @@ def tatoeba_tables(
     summary, per_language = [], []
     for run, n_seeds in seeds.items():
         evaluated = [lang for lang in langs if (run, lang, "mean") in value]
-        members = {**{g: GROUPS[g] for g in groups}, "all": evaluated}
+        members = {**groups, "all": evaluated}
         row: dict = {"run": run, "seeds": n_seeds}
         for direction, suffix in (("mean", ""), *((d, f"_{d}") for d in DIRECTIONS)):
             for name, codes in members.items():
@@ -263,14 +261,16 @@ def write_tables(
     summary: pl.DataFrame,
     per_language: pl.DataFrame,
     out_csv: Path,
+    groups: Mapping[str, Sequence[str]],
     *,
     digits: int = 1,
     scarce: dict[str, str] | None = None,
 ) -> list[Path]:
     """Write the Tatoeba tables: `out_csv` (e.g. tatoeba.csv), `{stem}_langs.csv`, both `.md`.
 
-    Returns the four paths written. `scarce` (`scarce_languages`): languages whose columns
-    and group averages the Markdown marks, with a footnote.
+    Returns the four paths written. `groups`: the summary's groups and their languages, as
+    `tatoeba_tables` took them. `scarce` (`scarce_languages`): languages whose columns and
+    group averages the Markdown marks, with a footnote.
     """
     out_csv = Path(out_csv)
     scarce = scarce or {}
@@ -286,9 +286,9 @@ def write_tables(
     used = {lang for text in summary["scarce"].drop_nulls() for lang in text.split()}
     scarce = {lang: text for lang, text in scarce.items() if lang in used}
     covered = {
-        column: GROUPS.get(column.split("_")[0], [])
+        column: groups[column.split("_")[0]]
         for column in summary.columns
-        if column.split("_")[0] in GROUPS
+        if column.split("_")[0] in groups
     }
     for column in summary.columns:  # `all` and its directions: every language of the run
         if column.split("_")[0] == "all":
@@ -319,15 +319,17 @@ def write_tables(
 
 
 def ablation_table(
-    frames: Sequence[pl.DataFrame | str | os.PathLike[str]], runs: list[str], groups: list[str]
+    frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
+    runs: list[str],
+    groups: Mapping[str, Sequence[str]],
 ) -> pl.DataFrame:
     """WACSE Table 10: one row per run of `runs` (in that order), the mean of both directions
-    averaged over each group, then each of the groups' languages."""
+    averaged over each group of `groups` (name → languages), then each of their languages."""
     summary, per_language = tatoeba_tables(frames, groups)
     absent = [run for run in runs if run not in summary["run"].to_list()]
     if absent:
         raise ValueError(f"no Tatoeba results for the ablation runs {absent}")
-    langs = [c for c in per_language.columns if c != "run" and any(c in GROUPS[g] for g in groups)]
+    langs = [c for c in per_language.columns if c != "run" and any(c in g for g in groups.values())]
     order = pl.DataFrame({"run": runs})
     return order.join(summary.select("run", "seeds", *groups), on="run", how="left").join(
         per_language.select("run", *langs), on="run", how="left"
@@ -338,13 +340,13 @@ def transfer_table(
     frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
     pivots: dict[str, str],
     trained: list[str],
-    groups: list[str],
+    groups: Mapping[str, Sequence[str]],
 ) -> pl.DataFrame:
     """The dual-pivot paper's transfer (its Tables 3–4): one row per run of `pivots` (in that
     order), Tatoeba accuracy (both directions averaged, seeds averaged) on the run's pivot
     language, and averaged over the other languages: those trained on (`trained`, the
-    corpus's languages, pivot excepted) and those of each of `groups` (pivot excepted). A
-    column whose languages were not all evaluated for the run is blank."""
+    corpus's languages, pivot excepted) and those of each of `groups` (name → languages;
+    pivot excepted). A column whose languages were not all evaluated for the run is blank."""
     cells, seeds = _seed_means(load_results(frames))
     value = {(run, lang): v for run, lang, d, v in cells.rows() if d == "mean"}
     absent = [run for run in pivots if run not in seeds]
@@ -358,7 +360,7 @@ def transfer_table(
             "pivot": pivot,
             "pivot_acc": value.get((run, pivot)),
         }
-        for name, codes in {"trained": trained, **{g: GROUPS[g] for g in groups}}.items():
+        for name, codes in {"trained": trained, **groups}.items():
             row[name] = _mean([value.get((run, c)) for c in codes if c != pivot])
         rows.append(row)
     schema = {

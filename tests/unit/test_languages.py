@@ -9,7 +9,7 @@ import pytest
 from support import ROOT, SHARED
 
 from xlsent import languages
-from xlsent.config import ConfigError, config_warnings, load, validate
+from xlsent.config import ConfigError, config_warnings, group_arguments, load, validate
 from xlsent.evaluate.tatoeba import read_pairs, tatoeba_files
 
 TATOEBA = SHARED / "tatoeba" / "v1"
@@ -181,3 +181,76 @@ def test_the_l10n_config_evaluates_and_tabulates_all_112():
     assert len(languages.resolve(config["evaluate"]["tatoeba"]["languages"])) == 112
     assert {"tatoeba36", "tatoeba112"} <= set(config["tables"]["groups"])
     assert config_warnings(config) == []
+
+
+def test_a_config_defines_a_group_the_tables_average():
+    """`tables.group_languages`: a group the papers average but do not list (the dual-pivot
+    paper's 41) is the user's to define; it reaches the table jobs with its languages."""
+    spec = {"tatoeba41": ["low4", "de", "ast"], "pair": ["kk", "te"]}
+    config = validate(
+        {
+            "evaluate": {"tatoeba": {"languages": "tatoeba112"}},
+            "tables": {
+                "groups": ["xtreme36", "tatoeba41"],
+                "transfer": {"groups": ["pair"]},
+                "group_languages": spec,
+            },
+        },
+        SCHEMA,
+    )
+    assert config_warnings(config) == []
+    defined = languages.define_groups(config["tables"]["group_languages"])
+    assert defined["tatoeba41"] == ("kk", "te", "ka", "jv", "de", "ast")  # low4 expanded
+    arguments = group_arguments(config, ["xtreme36", "tatoeba41"])
+    assert arguments == ["xtreme36", "tatoeba41=kk,te,ka,jv,de,ast"]
+    assert languages.parse_group_arguments(arguments) == {
+        "xtreme36": languages.GROUPS["xtreme36"],
+        "tatoeba41": defined["tatoeba41"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("spec", "groups", "message"),
+    [
+        (
+            {"tatoeba41": ["de", "xx"]},
+            ["tatoeba41"],
+            "config key `tables.group_languages`: group 'tatoeba41': unknown language code or "
+            "group 'xx'",
+        ),
+        (
+            {"low4": ["de"]},
+            ["low4"],
+            "config key `tables.group_languages`: group 'low4': the name is taken by a built-in "
+            "group, a language code or a table column",
+        ),
+        ({"mine": ["en"]}, ["mine"], "'en' is the pivot of every pair"),
+        # A name is a table column's stem: `_` would split it.
+        ({"my_group": ["de"]}, ["xtreme36"], "`tables.group_languages`"),
+        ({"mine": []}, ["mine"], "`tables.group_languages.mine`"),
+        (
+            {"mine": ["de"]},
+            ["mien"],
+            "config key `tables.groups`: unknown group 'mien'; use group names: low4, low5, "
+            "low8, laser14, dap28, xtreme36, tatoeba36, tatoeba112, mine, or define it in "
+            "`tables.group_languages`",
+        ),
+        (
+            {"mine": ["de", "ast"]},
+            ["mine"],
+            "group 'mine' averages languages that are only evaluated, and "
+            "`evaluate.tatoeba.languages` leaves out ast",
+        ),
+    ],
+)
+def test_a_bad_defined_group_stops_the_config(spec, groups, message):
+    with pytest.raises(ConfigError) as err:
+        validate({"tables": {"groups": groups, "group_languages": spec}}, SCHEMA)
+    assert message in str(err.value)
+
+
+def test_a_table_command_refuses_a_bad_group_argument():
+    with pytest.raises(languages.UnknownLanguageError, match="group 'bad_name'"):
+        languages.parse_group_arguments(["bad_name=de,fr"])
+    with pytest.raises(languages.UnknownLanguageError, match="unknown group 'tatoeba41'"):
+        languages.parse_group_arguments(["tatoeba41"])  # defined groups carry their languages

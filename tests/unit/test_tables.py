@@ -3,6 +3,7 @@ import json
 import polars as pl
 import pytest
 
+from xlsent.languages import UnknownLanguageError, define_groups, members
 from xlsent.tables import (
     ablation_table,
     bli_table,
@@ -50,7 +51,7 @@ FRAMES = [
 
 
 def test_summary_group_averages():
-    summary, _ = tatoeba_tables(FRAMES, ["low4"])
+    summary, _ = tatoeba_tables(FRAMES, members(["low4"]))
     assert summary.columns == [
         "run", "seeds", "low4", "all", "low4_xx2en", "all_xx2en", "low4_en2xx", "all_en2xx",
         "missing", "scarce",
@@ -80,9 +81,10 @@ def test_languages_that_trained_on_too_few_pairs_are_marked(tmp_path):
         stats[-1].write_text(json.dumps({"lang": lang, "train": 32, "below_min": below}))
     scarce = scarce_languages(stats)
     assert scarce == {"jv": "train 32 < 500, dev 4 < 50"}
-    summary, per_language = tatoeba_tables(FRAMES, ["low4", "laser14"], scarce)
+    groups = members(["low4", "laser14"])
+    summary, per_language = tatoeba_tables(FRAMES, groups, scarce)
     assert summary["scarce"].to_list() == ["jv", None]  # B was not evaluated on jv
-    write_tables(summary, per_language, tmp_path / "tatoeba.csv", scarce=scarce)
+    write_tables(summary, per_language, tmp_path / "tatoeba.csv", groups, scarce=scarce)
     md = (tmp_path / "tatoeba.md").read_text().splitlines()
     header = md[2].split(" | ")
     # low4 holds jv, laser14 does not; `all` holds every language run A was evaluated on.
@@ -96,7 +98,7 @@ def test_languages_that_trained_on_too_few_pairs_are_marked(tmp_path):
 
 
 def test_per_language_seed_means():
-    _, per_language = tatoeba_tables(FRAMES, ["low4"])
+    _, per_language = tatoeba_tables(FRAMES, members(["low4"]))
     assert per_language.columns == ["run", "de", "jv", "ka", "kk", "te"]  # language-table order
     assert per_language.rows() == [("A", 95, 85, 75, 55, 65), ("B", 85, None, 35, 15, 25)]
 
@@ -106,7 +108,8 @@ def test_reads_parquet_paths(tmp_path):
     for i, frame in enumerate(FRAMES):
         paths.append(tmp_path / f"seed{i}.parquet")
         frame.write_parquet(paths[-1])
-    assert tatoeba_tables(paths, ["low4"])[0].equals(tatoeba_tables(FRAMES, ["low4"])[0])
+    low4 = members(["low4"])
+    assert tatoeba_tables(paths, low4)[0].equals(tatoeba_tables(FRAMES, low4)[0])
 
 
 def test_seed_missing_a_language_is_refused():
@@ -114,22 +117,36 @@ def test_seed_missing_a_language_is_refused():
     with pytest.raises(
         ValueError, match="'A' has results for te, ka, jv, de from only some of its 3"
     ):
-        tatoeba_tables([*FRAMES, partial], ["low4"])
+        tatoeba_tables([*FRAMES, partial], members(["low4"]))
 
 
 def test_duplicate_result_is_refused():
     with pytest.raises(ValueError, match="passed twice"):
-        tatoeba_tables([*FRAMES, FRAMES[0]], ["low4"])
+        tatoeba_tables([*FRAMES, FRAMES[0]], members(["low4"]))
 
 
 def test_unknown_group():
-    with pytest.raises(ValueError, match="unknown language groups"):
-        tatoeba_tables(FRAMES, ["low3"])
+    with pytest.raises(UnknownLanguageError, match="unknown group 'low3'"):
+        members(["low3"])
+
+
+def test_a_defined_group_is_averaged_like_a_built_in_one(tmp_path):
+    # `mine` (kk te): A (55 + 65) / 2 = 60, B (15 + 25) / 2 = 20. `pair` (de jv): A
+    # (95 + 85) / 2 = 90; B was not evaluated on jv, so its cell is blank.
+    defined = define_groups({"mine": ["kk", "te"], "pair": ["de", "jv"]})
+    groups = members(["low4", "mine", "pair"], defined)
+    summary, per_language = tatoeba_tables(FRAMES, groups)
+    assert summary["mine"].to_list() == [60, 20]
+    assert summary["pair"].to_list() == [90, None]
+    assert summary["missing"].to_list() == [None, "jv"]
+    write_tables(summary, per_language, tmp_path / "tatoeba.csv", groups)
+    header = (tmp_path / "tatoeba.md").read_text().splitlines()[2].split(" | ")
+    assert {"mine", "pair", "mine_xx2en", "pair_en2xx"} <= set(header)
 
 
 def test_write_tables(tmp_path):
-    summary, per_language = tatoeba_tables(FRAMES, ["low4"])
-    written = write_tables(summary, per_language, tmp_path / "tatoeba.csv")
+    summary, per_language = tatoeba_tables(FRAMES, members(["low4"]))
+    written = write_tables(summary, per_language, tmp_path / "tatoeba.csv", members(["low4"]))
     assert [p.name for p in written] == [
         "tatoeba.csv", "tatoeba.md", "tatoeba_langs.csv", "tatoeba_langs.md"
     ]  # fmt: skip
@@ -152,7 +169,7 @@ def test_write_tables(tmp_path):
 
 
 def test_ablation_table_lists_the_chosen_runs_in_order_with_their_group_languages():
-    table = ablation_table(FRAMES, ["B", "A"], ["low4"])
+    table = ablation_table(FRAMES, ["B", "A"], members(["low4"]))
     assert table.columns[:3] == ["run", "seeds", "low4"]
     assert sorted(table.columns[3:]) == ["jv", "ka", "kk", "te"]  # not de: outside low4
     rows = {row["run"]: row for row in table.to_dicts()}
@@ -162,7 +179,7 @@ def test_ablation_table_lists_the_chosen_runs_in_order_with_their_group_language
     # B lacks jv: its group is blank, never averaged over fewer languages.
     assert rows["B"]["low4"] is None and rows["B"]["jv"] is None
     with pytest.raises(ValueError, match="ablation runs"):
-        ablation_table(FRAMES, ["A", "C"], ["low4"])
+        ablation_table(FRAMES, ["A", "C"], members(["low4"]))
 
 
 def bli_results(run: str, seed: int, values: dict[tuple[str, str], float], n: int = 50):
@@ -221,11 +238,11 @@ def test_bli_table_refuses_partial_seeds_and_other_tasks():
 
 def test_the_per_language_table_shows_each_asked_direction():
     """DAP Tables 7–8: a column per language and direction."""
-    _, per_language = tatoeba_tables(FRAMES, ["low4"], None, ("mean", "xx2en", "en2xx"))
+    _, per_language = tatoeba_tables(FRAMES, members(["low4"]), None, ("mean", "xx2en", "en2xx"))
     assert per_language.columns[:4] == ["run", "de", "de_xx2en", "de_en2xx"]
     a = per_language.row(0, named=True)
     assert (a["kk"], a["kk_xx2en"], a["kk_en2xx"]) == (55, 65, 45)  # the seed means
-    only = tatoeba_tables(FRAMES, ["low4"], None, ("xx2en",))[1]
+    only = tatoeba_tables(FRAMES, members(["low4"]), None, ("xx2en",))[1]
     assert only.columns == ["run", "de_xx2en", "jv_xx2en", "ka_xx2en", "kk_xx2en", "te_xx2en"]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from xlsent.languages import members
 from xlsent.tables import transfer_table, write_transfer_table
 
 
@@ -28,9 +29,8 @@ def test_transfer_table_by_hand(tmp_path):
         _rows("sup", 0, {"de": (90, 70), "kk": (30, 30), "te": (20, 20)}),
     ]
     layer = _rows("layer", 42, {"de": (50, 50), "kk": (10, 0), "te": (4, 6), "fr": (40, 40)})
-    table = transfer_table(
-        [*sup, layer], {"layer": "de", "sup": "de"}, trained=["de", "kk", "te"], groups=["low4"]
-    )
+    pivots = {"layer": "de", "sup": "de"}
+    table = transfer_table([*sup, layer], pivots, ["de", "kk", "te"], members(["low4"]))
     assert table["run"].to_list() == ["layer", "sup"]  # the order asked for
     assert table.row(1, named=True) == {
         "run": "sup",
@@ -48,4 +48,4 @@ def test_transfer_table_by_hand(tmp_path):
 
 def test_transfer_table_names_runs_without_results():
     with pytest.raises(ValueError, match=r"no Tatoeba results for the transfer runs \['unsup'\]"):
-        transfer_table([_rows("sup", 42, {"de": (1, 1)})], {"unsup": "de"}, ["de"], [])
+        transfer_table([_rows("sup", 42, {"de": (1, 1)})], {"unsup": "de"}, ["de"], {})

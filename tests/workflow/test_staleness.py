@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 from support import (
     ROOT,
@@ -194,6 +195,33 @@ def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, t
     assert {"tokenizer", "train", "eval_tatoeba", "tables_tatoeba"} <= rules
     # And then it is up to date.
     assert planned(workdir, configfile) == []
+
+
+@pytest.mark.shared
+def test_a_defined_group_reaches_the_tables_and_its_change_reruns_only_them(local_run, tmp_path):
+    """`tables.group_languages` (a group the papers average but do not list): a new group
+    reruns only the gathering jobs, its column averages its languages, and a changed
+    definition reruns them again (the table job's parameters carry the languages)."""
+    workdir = copy_tree(local_run, tmp_path / "run")
+    config = _local_config()
+    config["tables"]["groups"] = ["low4", "pair"]
+    config["tables"]["group_languages"] = {"pair": ["kk", "te"]}
+    configfile = write_config(workdir / "grouped.yaml", config)
+    jobs = planned(workdir, configfile)
+    assert jobs and all(not w and AGGREGATES.fullmatch(rule) for rule, w in jobs), jobs
+    assert "tables_tatoeba" in {rule for rule, _ in jobs}
+    snakemake(
+        workdir, "results/tables/tatoeba.csv", "--cores", "1", "--configfile", str(configfile)
+    )
+    summary = pl.read_csv(workdir / "results/tables/tatoeba.csv")
+    langs = pl.read_csv(workdir / "results/tables/tatoeba_langs.csv")
+    assert summary["pair"].to_list() == pytest.approx(((langs["kk"] + langs["te"]) / 2).to_list())
+    assert summary["low4"].to_list() == [None]  # ka and jv were not evaluated
+    config["tables"]["group_languages"] = {"pair": ["kk"]}
+    changed = planned(
+        workdir, write_config(workdir / "changed.yaml", config), "results/tables/tatoeba.csv"
+    )
+    assert [rule for rule, _ in changed] == ["tables_tatoeba"]
 
 
 # -- what will rerun and why ---------------------------------------------------------------

@@ -12,6 +12,7 @@ from xlsent.config import (
     bisent2vec_settings,
     bli_dictionaries,
     dualpivot_settings,
+    group_arguments,
     init_source,
     program_settings,
     run_max_length,

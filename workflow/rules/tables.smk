@@ -36,7 +36,7 @@ rule tables_tatoeba:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 10 * attempt,
     params:
-        groups=config["tables"]["groups"],
+        groups=group_arguments(config, config["tables"]["groups"]),
         directions=config["tables"]["language_directions"],
     shell:
         "xlsent tables --groups {params.groups} --corpus-stats {input.corpus_stats}"
@@ -74,7 +74,7 @@ rule tables_ablation:
         runtime=lambda w, attempt: 10 * attempt,
     params:
         runs=config["tables"]["ablation"]["runs"],
-        groups=config["tables"]["ablation"]["groups"],
+        groups=group_arguments(config, config["tables"]["ablation"]["groups"]),
     shell:
         "xlsent tables-ablation --runs {params.runs} --groups {params.groups}"
         " --corpus-stats {input.corpus_stats} --out {output.csv} {input.results} 2> {log}"
@@ -111,7 +111,7 @@ rule tables_transfer:
     params:
         pivots=[f"{run}={pivot}" for run, pivot in TRANSFER.items()],
         trained=LANGS,
-        groups=config["tables"]["transfer"]["groups"],
+        groups=group_arguments(config, config["tables"]["transfer"]["groups"]),
     shell:
         "xlsent tables-transfer --pivots {params.pivots} --trained {params.trained}"
         " --groups {params.groups} --out {output.csv} {input} 2> {log}"
@@ -150,7 +150,7 @@ rule plots:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 10 * attempt,
     params:
-        groups=config["tables"]["groups"],
+        groups=group_arguments(config, config["tables"]["groups"]),
         logs=[
             f"{rs.run}/seed{rs.seed}=results/models/{rs.run}/seed{rs.seed}/train_log.jsonl"
             for rs in RUN_SEEDS

@@ -23,9 +23,22 @@ def register(sub: Subparsers) -> None:
     _add_tables_cost(sub)
 
 
+# A table job's groups carry their languages when the config defines them.
+GROUPS_HELP = "language groups: a built-in group's name, or NAME=CODE,CODE,... for another"
+
+
+def _groups(items: list[str]) -> dict[str, tuple[str, ...]]:
+    from xlsent import languages
+
+    try:
+        return languages.parse_group_arguments(items)
+    except languages.UnknownLanguageError as err:
+        raise UsageError(f"--groups: {err}") from None
+
+
 def _add_tables(sub: Subparsers) -> None:
     p = sub.add_parser("tables", help="gather evaluation results into tables")
-    p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument("--groups", nargs="+", required=True, help=GROUPS_HELP)
     p.add_argument(
         "--language-directions",
         nargs="+",
@@ -44,18 +57,22 @@ def _add_tables(sub: Subparsers) -> None:
 def tables(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
+    groups = _groups(args.groups)
     scarce = result_tables.scarce_languages(args.corpus_stats)
     summary, per_language = result_tables.tatoeba_tables(
-        args.results, args.groups, scarce, args.language_directions
+        args.results, groups, scarce, args.language_directions
     )
-    for path in result_tables.write_tables(summary, per_language, Path(args.out), scarce=scarce):
+    written = result_tables.write_tables(
+        summary, per_language, Path(args.out), groups, scarce=scarce
+    )
+    for path in written:
         log.info("wrote %s", path)
 
 
 def _add_tables_ablation(sub: Subparsers) -> None:
     p = sub.add_parser("tables-ablation", help="the ablation table of chosen runs")
     p.add_argument("--runs", nargs="+", required=True)
-    p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument("--groups", nargs="+", required=True, help=GROUPS_HELP)
     p.add_argument(
         "--corpus-stats", nargs="*", required=True, help="sample_stats.json: marks scarce languages"
     )
@@ -67,7 +84,8 @@ def _add_tables_ablation(sub: Subparsers) -> None:
 def tables_ablation(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
-    table = result_tables.ablation_table(args.results, args.runs, args.groups)
+    groups = _groups(args.groups)
+    table = result_tables.ablation_table(args.results, args.runs, groups)
     scarce = {
         lang: text
         for lang, text in result_tables.scarce_languages(args.corpus_stats).items()
@@ -77,7 +95,7 @@ def tables_ablation(args: argparse.Namespace) -> None:
         table,
         Path(args.out),
         caption="Ablation (WACSE Table 10): Tatoeba accuracy (%), mean of both directions, "
-        f"averaged over {', '.join(args.groups)} and per language; seeds averaged.",
+        f"averaged over {', '.join(groups)} and per language; seeds averaged.",
         notes=result_tables.scarce_note(scarce),
     )
     log.info("wrote %s", args.out)
@@ -89,7 +107,7 @@ def _add_tables_transfer(sub: Subparsers) -> None:
     )
     p.add_argument("--pivots", nargs="+", required=True, help="RUN=LANG: each run's pivot")
     p.add_argument("--trained", nargs="+", required=True, help="the languages trained on")
-    p.add_argument("--groups", nargs="*", required=True)
+    p.add_argument("--groups", nargs="*", required=True, help=GROUPS_HELP)
     p.add_argument("--out", required=True)
     p.add_argument("results", nargs="+")
     p.set_defaults(handler=tables_transfer)
@@ -99,7 +117,7 @@ def tables_transfer(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
     pivots = {run: str(lang) for run, lang in lang_paths(args.pivots).items()}
-    table = result_tables.transfer_table(args.results, pivots, args.trained, args.groups)
+    table = result_tables.transfer_table(args.results, pivots, args.trained, _groups(args.groups))
     result_tables.write_transfer_table(table, Path(args.out))
     log.info("wrote %s", args.out)
 
@@ -160,7 +178,7 @@ def tables_mteb(args: argparse.Namespace) -> None:
 def _add_plots(sub: Subparsers) -> None:
     p = sub.add_parser("plots", help="figures of the Tatoeba table and the training records")
     p.add_argument("--summary", required=True, help="results/tables/tatoeba.csv")
-    p.add_argument("--groups", nargs="+", required=True)
+    p.add_argument("--groups", nargs="+", required=True, help=GROUPS_HELP)
     p.add_argument("--logs", nargs="*", required=True, help="LABEL=train_log.jsonl")
     p.add_argument("--bars", required=True)
     p.add_argument("--curves", required=True)
@@ -170,7 +188,7 @@ def _add_plots(sub: Subparsers) -> None:
 def plots(args: argparse.Namespace) -> None:
     from xlsent import plots as figures
 
-    figures.group_bars(args.summary, args.groups, args.bars)
+    figures.group_bars(args.summary, list(_groups(args.groups)), args.bars)
     figures.dev_curves(lang_paths(args.logs), args.curves)
     log.info("wrote %s and %s", args.bars, args.curves)
 

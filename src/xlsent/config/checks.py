@@ -72,20 +72,21 @@ def _check_languages(config: dict) -> None:
         except languages.UnknownLanguageError as err:
             raise ConfigError(f"config key `{key}`: {err}") from None
     evaluated = tatoeba_languages(config)
+    try:
+        defined = languages.define_groups(config["tables"]["group_languages"])
+    except languages.UnknownLanguageError as err:
+        raise ConfigError(f"config key `tables.group_languages`: {err}") from None
     for key, names in table_groups(config).items():
-        for group in names:
-            if group not in languages.GROUPS:
-                raise ConfigError(
-                    f"config key `{key}`: unknown group {group!r}; use group names: "
-                    f"{', '.join(languages.GROUPS)}"
-                )
+        try:
+            groups = languages.members(names, defined)
+        except languages.UnknownLanguageError as err:
+            raise ConfigError(f"config key `{key}`: {err}") from None
+        for group, codes in groups.items():
             # Languages that are never trained are evaluated only when listed: a group that
             # holds some left out of the list could never be filled (config_warnings names the
             # groups that a smaller set of training languages leaves partial).
             never = [
-                code
-                for code in languages.GROUPS[group]
-                if code not in evaluated and not languages.trainable(code)
+                code for code in codes if code not in evaluated and not languages.trainable(code)
             ]
             if never:
                 raise ConfigError(

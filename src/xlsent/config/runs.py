@@ -30,11 +30,24 @@ BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
 def table_groups(config: dict) -> dict[str, list[str]]:
+    """The group names of each `groups` key of the tables, by config key."""
     return {
         "tables.groups": config["tables"]["groups"],
         "tables.ablation.groups": config["tables"]["ablation"]["groups"],
         "tables.transfer.groups": config["tables"]["transfer"]["groups"],
     }
+
+
+def group_languages(config: dict, names: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The languages of each group of `names`, built-in or defined in the config
+    (`tables.group_languages`; validated by `config.checks`)."""
+    return languages.members(names, languages.define_groups(config["tables"]["group_languages"]))
+
+
+def group_arguments(config: dict, names: Sequence[str]) -> list[str]:
+    """`names` as a table command's `--groups` arguments (`languages.group_arguments`)."""
+    defined = languages.define_groups(config["tables"]["group_languages"])
+    return languages.group_arguments(names, defined)
 
 
 def listed(codes: Sequence[str], shown: int = 8) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 
-from xlsent import languages
 from xlsent.config.runs import (
     ENCODER_METHODS,
+    group_languages,
     listed,
     runs_of,
     table_groups,
@@ -46,8 +46,8 @@ def config_warnings(config: dict) -> list[str]:
             )
     evaluated = tatoeba_languages(config)
     for key, names in table_groups(config).items():
-        for group in names:
-            missing = [code for code in languages.GROUPS[group] if code not in evaluated]
+        for group, codes in group_languages(config, names).items():
+            missing = [code for code in codes if code not in evaluated]
             if missing:
                 out.append(
                     f"config key `{key}`: group {group!r} needs Tatoeba results for "
