@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <numeric>
+#include <thread>
 
 namespace bisent2vec {
 
@@ -56,8 +58,10 @@ void LineReader::seek(uint64_t offset) {
   eof_ = false;
   if (offset == 0 || offset >= size_) {
     std::rewind(file_);
+    base_ = 0;
     if (offset >= size_ && size_ > 0) {
       eof_ = true;
+      base_ = size_;
       std::fseek(file_, 0, SEEK_END);
     }
     return;
@@ -65,6 +69,7 @@ void LineReader::seek(uint64_t offset) {
   // Read from the byte before `offset` and drop everything up to the first '\n': if that
   // byte is the '\n' itself, `offset` already starts a line and nothing else is dropped.
   std::fseek(file_, static_cast<long>(offset - 1), SEEK_SET);
+  base_ = offset - 1;
   std::string_view partial;
   next(partial);
 }
@@ -73,6 +78,7 @@ bool LineReader::fill() {
   if (eof_) return false;
   if (begin_ > 0) {  // move the unread tail to the front
     std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    base_ += begin_;
     end_ -= begin_;
     begin_ = 0;
   }
@@ -191,27 +197,71 @@ int64_t Vocabulary::ntokens() const {
   return n;
 }
 
-Vocabulary build_vocabulary(const std::string& path, const std::string langs[2], int64_t min_count,
-                            int64_t max_size, CorpusInfo* info) {
-  LineReader reader(path);
+namespace {
+
+// The words of the lines that start in one byte range of the training file.
+struct Chunk {
   Vocabulary vocab;
-  CorpusInfo local;
+  CorpusInfo info;
+  int64_t bad_line = 0;  // its first line without exactly one tab (1-based in the chunk), or 0
+  size_t bad_tabs = 0;
+  std::exception_ptr error;
+};
+
+void count_chunk(const std::string& path, uint64_t begin, uint64_t end, Chunk& c) {
+  LineReader reader(path);
+  reader.seek(begin);
   std::string_view line, sides[2];
-  while (reader.next(line)) {
-    ++local.lines;
+  while (reader.offset() < end && reader.next(line)) {
+    ++c.info.lines;
     if (!split_pair(line, sides)) {
-      const size_t tabs = static_cast<size_t>(std::count(line.begin(), line.end(), '\t'));
-      throw InputError(path + ":" + std::to_string(local.lines) + ": expected one tab between the " +
-                       langs[0] + " and " + langs[1] + " tokens, found " + std::to_string(tabs) +
-                       "; write each pair as `" + langs[0] + " tokens<TAB>" + langs[1] +
-                       " tokens` (xlsent's bisent2vec data writer does)");
+      c.bad_line = c.info.lines;
+      c.bad_tabs = static_cast<size_t>(std::count(line.begin(), line.end(), '\t'));
+      return;
     }
     for (uint8_t s = 0; s < 2; ++s) {
       for_each_token(sides[s], [&](std::string_view token) {
-        vocab.add(s, token);
-        ++local.tokens[s];
+        c.vocab.add(s, token);
+        ++c.info.tokens[s];
       });
     }
+  }
+}
+
+}  // namespace
+
+Vocabulary build_vocabulary(const std::string& path, const std::string langs[2], int64_t min_count,
+                            int64_t max_size, CorpusInfo* info, int threads) {
+  const uint64_t size = LineReader(path).file_size();  // a missing file: one clear error here
+  std::vector<Chunk> chunks(static_cast<size_t>(std::max(threads, 1)));
+  const uint64_t n = chunks.size();
+  std::vector<std::thread> workers;
+  for (uint64_t i = 0; i < n; ++i) {
+    workers.emplace_back([&, i] {
+      try {
+        count_chunk(path, size * i / n, size * (i + 1) / n, chunks[i]);
+      } catch (...) {
+        chunks[i].error = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  CorpusInfo local;
+  Vocabulary vocab = std::move(chunks[0].vocab);
+  for (Chunk& c : chunks) {
+    if (c.error) std::rethrow_exception(c.error);
+    if (c.bad_line > 0) {  // the first malformed line of the file, numbered from its start
+      throw InputError(path + ":" + std::to_string(local.lines + c.bad_line) +
+                       ": expected one tab between the " + langs[0] + " and " + langs[1] +
+                       " tokens, found " + std::to_string(c.bad_tabs) + "; write each pair as `" +
+                       langs[0] + " tokens<TAB>" + langs[1] +
+                       " tokens` (xlsent's bisent2vec data writer does)");
+    }
+    local.lines += c.info.lines;
+    for (uint8_t s = 0; s < 2; ++s) local.tokens[s] += c.info.tokens[s];
+    if (&c == &chunks[0]) continue;
+    for (const Word& w : c.vocab.words()) vocab.add(w.lang, w.text, w.count);
+    c.vocab = Vocabulary();  // its memory back before the next chunk's words are added
   }
   if (local.lines == 0) {
     throw InputError(path + " is empty: it needs one `" + langs[0] + " tokens<TAB>" + langs[1] +

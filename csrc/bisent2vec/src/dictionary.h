@@ -63,6 +63,8 @@ class LineReader {
   void seek(uint64_t offset);
   // The next line, or false at the end of the file. The view lives until the next call.
   bool next(std::string_view& line);
+  // The byte offset of the line `next` returns next (the file's size at its end).
+  uint64_t offset() const { return base_ + begin_; }
   uint64_t file_size() const { return size_; }
   const std::string& path() const { return path_; }
 
@@ -72,6 +74,7 @@ class LineReader {
   FILE* file_ = nullptr;
   uint64_t size_ = 0;
   std::vector<char> buf_;
+  uint64_t base_ = 0;  // the file offset of buf_[0]
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
 };
@@ -110,10 +113,12 @@ struct CorpusInfo {
 };
 
 // Reads the training file once, checking every line, and returns its pruned vocabulary.
-// Throws InputError naming the file (and line) when the file is missing, a line is malformed,
-// or no word of a language occurs min_count times.
+// `threads` threads count the words of equal byte ranges of the file, whose counts are then
+// summed: the vocabulary (ids follow counts, then language and text) is the same for any
+// number. Throws InputError naming the file (and line) when the file is missing, a line is
+// malformed, or no word of a language occurs min_count times.
 Vocabulary build_vocabulary(const std::string& path, const std::string langs[2], int64_t min_count,
-                            int64_t max_size, CorpusInfo* info);
+                            int64_t max_size, CorpusInfo* info, int threads = 1);
 
 // The probability of keeping an occurrence of a word of relative frequency f = count /
 // ntokens: sqrt(t / f) + t / f (sent2vec's rule; 1 or more means always kept).

@@ -130,7 +130,7 @@ int train(int argc, char** argv) {
     }
   } else {
     model.vocab = build_vocabulary(args.input, args.lang, args.min_count, args.max_vocab_size,
-                                   &info);
+                                   &info, args.threads);
     ntokens = model.vocab.ntokens();
     const int64_t rows = model.vocab.size() + 1 + args.ngram_rows();
     if (args.verbose >= 1) {

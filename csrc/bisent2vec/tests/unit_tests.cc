@@ -110,6 +110,39 @@ void test_vocabulary() {
   CHECK(all_found);
 }
 
+void test_vocabulary_threads() {
+  // Counted by 1 to 7 threads over byte ranges (lines cut anywhere, ranges without a line
+  // start): the same words, ids, counts and corpus figures.
+  std::string text;
+  for (int i = 0; i < 300; ++i) {
+    text += "w" + std::to_string(i % 17) + " the x" + std::to_string(i % 5) + "\t";
+    text += "die v" + std::to_string(i % 11) + (i % 3 ? " katze" : "") + "\n";
+  }
+  const std::string path = write_file("threads.txt", text + "last\tline");  // no final '\n'
+  CorpusInfo one;
+  const Vocabulary v1 = build_vocabulary(path, kLangs, 2, 0, &one, 1);
+  CHECK(one.lines == 301 && v1.size() == 2 + 17 + 5 + 11 + 1);
+  for (int threads = 2; threads <= 7; ++threads) {
+    CorpusInfo info;
+    const Vocabulary v = build_vocabulary(path, kLangs, 2, 0, &info, threads);
+    bool same = v.size() == v1.size();
+    for (int32_t id = 0; same && id < v.size(); ++id) {
+      same = v.word(id).text == v1.word(id).text && v.word(id).lang == v1.word(id).lang &&
+             v.word(id).count == v1.word(id).count;
+    }
+    CHECK(same);
+    CHECK(info.lines == one.lines && info.tokens[0] == one.tokens[0] &&
+          info.tokens[1] == one.tokens[1] && info.distinct[0] == one.distinct[0] &&
+          info.distinct[1] == one.distinct[1]);
+  }
+  // A malformed line is named by its number in the file, whichever thread read it.
+  const std::string bad = write_file("bad-late.txt", text + "no tab here\n" + text);
+  for (int threads = 1; threads <= 4; ++threads) {
+    check_throws([&] { build_vocabulary(bad, kLangs, 1, 0, nullptr, threads); },
+                 bad + ":301: expected one tab", __LINE__);
+  }
+}
+
 void test_input_errors() {
   const std::string bad = write_file("bad.txt", "a b\tc d\nno tab here\ne\tf\n");
   check_throws([&] { build_vocabulary(bad, kLangs, 1, 0, nullptr); }, bad + ":2: expected one tab",
@@ -142,7 +175,11 @@ void test_line_reader() {
   r.seek(5);
   CHECK(r.next(line) && line == "ef");
   r.seek(0);
-  CHECK(r.next(line) && line == "ab");
+  CHECK(r.offset() == 0 && r.next(line) && line == "ab");
+  CHECK(r.offset() == 4 && r.next(line) && line == "cd" && r.offset() == 7);
+  r.seek(2);  // mid-line: the next line's offset
+  CHECK(r.offset() == 4);
+  CHECK(r.next(line) && r.next(line) && line == "ef" && r.offset() == 9);
   // A line longer than the buffer grows it.
   const std::string long_line(100, 'x');
   const std::string path2 = write_file("long.txt", "a\n" + long_line + "\nb\n");
@@ -242,6 +279,28 @@ void test_negative_table() {
   int zeros = 0, ones = 0;
   for (size_t i = 0; i < t.size(); ++i) (t[i] == 0 ? zeros : ones)++;
   CHECK(zeros == 200 && ones == 100);
+  // The shuffle is Fisher-Yates in its textbook order (its draws made ahead in blocks): the
+  // same permutation as the plain loop on the same stream, at sizes around the block's.
+  for (const int64_t size : {1, 2, 31, 33, 64, 65, 1000}) {
+    const std::vector<int64_t> counts = {9, 4, 1, 1};
+    Rng a(7), b(7);
+    const NegativeTable shuffled = NegativeTable::from_counts(counts, size, a);
+    std::vector<int32_t> plain;
+    for (size_t w = 0; w < counts.size(); ++w) {
+      const double z = 7.0;  // sqrt 9 + sqrt 4 + 1 + 1
+      const double share =
+          std::sqrt(static_cast<double>(counts[w])) * static_cast<double>(size) / z;
+      for (int64_t j = 0; j < static_cast<int64_t>(std::ceil(share)); ++j) {
+        plain.push_back(static_cast<int32_t>(w));
+      }
+    }
+    for (size_t i = plain.size(); i > 1; --i) {
+      std::swap(plain[i - 1], plain[static_cast<size_t>(b.below(i))]);
+    }
+    bool same = shuffled.size() == plain.size();
+    for (size_t i = 0; same && i < plain.size(); ++i) same = shuffled[i] == plain[i];
+    CHECK(same);
+  }
 }
 
 void test_sgd_update() {
@@ -402,7 +461,8 @@ int main(int argc, char** argv) {
   if (argc > 1) scratch = argv[1];
   mkdir(scratch.c_str(), 0755);
   const std::pair<const char*, void (*)()> tests[] = {
-      {"vocabulary", test_vocabulary},         {"input_errors", test_input_errors},
+      {"vocabulary", test_vocabulary},         {"vocabulary_threads", test_vocabulary_threads},
+      {"input_errors", test_input_errors},
       {"line_reader", test_line_reader},       {"tokens", test_tokens},
       {"keep_probability", test_keep_probability}, {"ngram_hash", test_ngram_hash},
       {"dropout", test_dropout},               {"negative_table", test_negative_table},
