@@ -127,10 +127,6 @@ def script_groups(langs: list[str], pivot: str) -> dict[str, list[str]]:
     }
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-9)
-
-
 def dev_transfer(
     workdir: Path, runs: list[str], frozen: str, langs: list[str], max_length: int
 ) -> dict[str, dict[str, float]]:
@@ -159,19 +155,19 @@ def dev_transfer(
             out[index] = pooled
         return out
 
+    def both_ways(a: np.ndarray, b: np.ndarray) -> float:  # p_at_1 ranks by cosine
+        return 100 * (p_at_1(a, b) + p_at_1(b, a)) / 2
+
     scores: dict[str, dict[str, float]] = {}
     with torch.inference_mode():
         for run in runs:
             encode = load_encoder(workdir / f"results/models/{run}/seed42", max_length, 128)
             for lang, (xx, en) in pairs.items():
-                a, b = _unit(encode(xx, lang)), _unit(encode(en, "en"))
-                scores.setdefault(run, {})[lang] = 100 * (p_at_1(a, b) + p_at_1(b, a)) / 2
+                scores.setdefault(run, {})[lang] = both_ways(encode(xx, lang), encode(en, "en"))
         for lang, (xx, en) in pairs.items():
             a, b = layers(xx, lang), layers(en, "en")
             for layer in range(a.shape[1]):
-                p1 = p_at_1(_unit(a[:, layer]), _unit(b[:, layer]))
-                p1 += p_at_1(_unit(b[:, layer]), _unit(a[:, layer]))
-                scores.setdefault(f"layer{layer}", {})[lang] = 100 * p1 / 2
+                scores.setdefault(f"layer{layer}", {})[lang] = both_ways(a[:, layer], b[:, layer])
     return scores
 
 
@@ -312,7 +308,8 @@ def main() -> None:
     scratch_steps = {}
     if args.scratch:
         # The scratch runs' steps are bought with the measured CPU time of the runs above.
-        trained = {*fine_tuned_runs(config), *fine_tuned_runs(config).values()}
+        sources = fine_tuned_runs(config)
+        trained = {*sources, *sources.values()}
         cpu_s = {run: training_cost(workdir, run, config, langs)["train_cpu_s"] for run in trained}
         scratch_steps = add_scratch_runs(config, cpu_s)
         run_workflow(workdir, config, args.cores, targets)

@@ -247,8 +247,7 @@ Vocabulary build_vocabulary(const std::string& path, const std::string langs[2],
   }
   for (std::thread& w : workers) w.join();
   CorpusInfo local;
-  Vocabulary vocab = std::move(chunks[0].vocab);
-  for (Chunk& c : chunks) {
+  for (const Chunk& c : chunks) {
     if (c.error) std::rethrow_exception(c.error);
     if (c.bad_line > 0) {  // the first malformed line of the file, numbered from its start
       throw InputError(path + ":" + std::to_string(local.lines + c.bad_line) +
@@ -259,9 +258,11 @@ Vocabulary build_vocabulary(const std::string& path, const std::string langs[2],
     }
     local.lines += c.info.lines;
     for (uint8_t s = 0; s < 2; ++s) local.tokens[s] += c.info.tokens[s];
-    if (&c == &chunks[0]) continue;
-    for (const Word& w : c.vocab.words()) vocab.add(w.lang, w.text, w.count);
-    c.vocab = Vocabulary();  // its memory back before the next chunk's words are added
+  }
+  Vocabulary vocab = std::move(chunks[0].vocab);
+  for (size_t i = 1; i < chunks.size(); ++i) {
+    for (const Word& w : chunks[i].vocab.words()) vocab.add(w.lang, w.text, w.count);
+    chunks[i].vocab = Vocabulary();  // its memory back before the next chunk's words are added
   }
   if (local.lines == 0) {
     throw InputError(path + " is empty: it needs one `" + langs[0] + " tokens<TAB>" + langs[1] +
