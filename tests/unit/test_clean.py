@@ -303,6 +303,21 @@ def test_output_schema_ids_and_per_source_counts(tmp_path: Path) -> None:
     assert stats["sources"]["Beta"]["origin"] == f"{bitexts[1].en_origin} + {bitexts[1].xx_origin}"
     assert (stats["lang"], stats["read"], stats["kept"]) == ("de", 15, 12)
     assert _dropped(stats) == {"too_short": 3}
+    # Sentences are written plain and without min/max; the id and the source are not.
+    columns = pq.ParquetFile(out).metadata.row_group(0)
+    layout = {
+        columns.column(i).path_in_schema: (
+            columns.column(i).dictionary_page_offset is not None,
+            columns.column(i).statistics is not None,
+        )
+        for i in range(columns.num_columns)
+    }
+    assert layout == {
+        "id": (True, True),
+        "en": (False, False),
+        "xx": (False, False),
+        "source": (True, True),
+    }
 
 
 def test_a_corpus_with_no_survivor_names_the_language_and_files(tmp_path: Path) -> None:

@@ -54,7 +54,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 from tqdm import tqdm
 
 from xlsent import languages
@@ -71,10 +70,10 @@ FILTERS = (*pair_filters.FILTERS, "length_ratio", "duplicate")
 CORPUS_SCHEMA = pa.schema(
     [("id", pa.int64()), ("en", pa.string()), ("xx", pa.string()), ("source", pa.string())]
 )
-# As polars exports text (large_string): no conversion on the way to the scratch file.
-_TEXT_SCHEMA = pa.schema(
-    [("en", pa.large_string()), ("xx", pa.large_string()), ("source", pa.large_string())]
-)
+SENTENCES = ("en", "xx")  # its columns of text that seldom repeats (`io.ParquetWriter`)
+# As polars exports text (large_string): no conversion on the way to the scratch file. The
+# source is not a column there but each record batch's metadata: a batch is from one bitext.
+_TEXT_SCHEMA = pa.schema([("en", pa.large_string()), ("xx", pa.large_string())])
 _EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
 
 
@@ -167,22 +166,21 @@ class _Survivors:
         self.histogram = StreamingMedian()  # of the log length ratios
 
     @contextlib.contextmanager
-    def writer(self, out_path: Path) -> Iterator[Callable[[pl.DataFrame], None]]:
-        """A function that appends a frame of (en, xx, source, hash, logratio); its failures
-        name `out_path`."""
+    def writer(self, out_path: Path) -> Iterator[Callable[[pl.DataFrame, str], None]]:
+        """A function that appends a frame of (en, xx, hash, logratio) from a source; its
+        failures name `out_path`."""
         with contextlib.ExitStack() as files:
             with _naming(out_path):
                 text = files.enter_context(pa.ipc.new_file(str(self.text), _TEXT_SCHEMA))
                 hashes = files.enter_context(open(self.hashes, "wb"))
                 ratios = files.enter_context(open(self.ratios, "wb"))
 
-            def write(frame: pl.DataFrame) -> None:
+            def write(frame: pl.DataFrame, source: str) -> None:
                 logratio = frame["logratio"].to_numpy()
                 self.histogram.add(logratio)
                 with _naming(out_path):
-                    text.write_table(
-                        frame.select("en", "xx", "source").to_arrow().cast(_TEXT_SCHEMA)
-                    )
+                    for batch in frame.select("en", "xx").to_arrow().to_batches():
+                        text.write_batch(batch, custom_metadata={"source": source})
                     frame["hash"].to_numpy().astype("<u8").tofile(hashes)
                     logratio.astype("<f4").tofile(ratios)
 
@@ -202,14 +200,15 @@ class _Survivors:
             while len(values := np.fromfile(source, dtype=dtype, count=count)):
                 yield values
 
-    def batches(self) -> Iterator[tuple[pa.RecordBatch, np.ndarray]]:
-        """The text, a batch at a time, with the log length ratios of its rows."""
+    def batches(self) -> Iterator[tuple[pa.RecordBatch, str, np.ndarray]]:
+        """The text, a batch at a time, with its source and the log length ratios of its rows."""
         # Read, not memory-mapped: mapped pages would count as this process's memory.
-        with pa.OSFile(str(self.text)) as source, open(self.ratios, "rb") as ratios:
-            reader = pa.ipc.open_file(source)
+        with pa.OSFile(str(self.text)) as text, open(self.ratios, "rb") as ratios:
+            reader = pa.ipc.open_file(text)
             for i in range(reader.num_record_batches):
-                batch = reader.get_batch(i)
-                yield batch, np.fromfile(ratios, dtype="<f4", count=batch.num_rows)
+                batch, metadata = reader.get_batch_with_custom_metadata(i)
+                logratios = np.fromfile(ratios, dtype="<f4", count=batch.num_rows)
+                yield batch, metadata[b"source"].decode(), logratios
 
 
 def _first_pass(
@@ -234,14 +233,14 @@ def _first_pass(
                 survivors = pl.DataFrame({"en": batch.en.gather(kept), "xx": batch.xx.gather(kept)})
                 write(
                     survivors.with_columns(
-                        source=pl.lit(bitext.corpus),
                         hash=pl.struct("en", "xx").hash(seed=0),
                         logratio=(
                             (pl.col("xx").str.len_chars() + 1) / (pl.col("en").str.len_chars() + 1)
                         )
                         .log()
                         .cast(pl.Float32),
-                    )
+                    ),
+                    bitext.corpus,
                 )
                 bar.update(len(batch.reason))
     return {
@@ -311,19 +310,21 @@ def _write_kept(
     """Stream the kept rows of the first pass to the final file, numbering them from 0."""
     per_source: Counter[str] = Counter()
     start = 0
-    with parquet_writer(out_path, CORPUS_SCHEMA) as writer:
-        for batch, logratios in survivors.batches():
+    with parquet_writer(out_path, CORPUS_SCHEMA, SENTENCES) as writer:
+        for batch, source, logratios in survivors.batches():
             keep = band.holds(logratios, count=False)
             keep[duplicates.below(start + batch.num_rows) - start] = False
             start += batch.num_rows
             rows = batch.filter(_arrow_bools(keep))
             kept = sum(per_source.values())
+            per_source[source] += rows.num_rows
             ids = np.arange(kept, kept + rows.num_rows, dtype=np.int64)
-            counts = pc.value_counts(rows.column("source")).to_pylist()
-            per_source.update({count["values"]: count["counts"] for count in counts})
             id_column = pa.Array.from_buffers(pa.int64(), len(ids), [None, pa.py_buffer(ids)])
-            text = [rows.column(name).cast(pa.string()) for name in ("en", "xx", "source")]
-            writer.write_table(pa.Table.from_arrays([id_column, *text], schema=CORPUS_SCHEMA))
+            text = [rows.column(name).cast(pa.string()) for name in SENTENCES]
+            sources = pa.repeat(source, rows.num_rows)
+            writer.write_table(
+                pa.Table.from_arrays([id_column, *text, sources], schema=CORPUS_SCHEMA)
+            )
             kill_point("clean")
     return per_source
 

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from xlsent.corpus.bitext import CorpusError
-from xlsent.corpus.clean import CORPUS_SCHEMA
+from xlsent.corpus.clean import CORPUS_SCHEMA, SENTENCES
 from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
 
@@ -190,7 +190,7 @@ def sample(
     start = 0
     with contextlib.ExitStack() as stack:
         writers = {
-            part: stack.enter_context(parquet_writer(path, CORPUS_SCHEMA))
+            part: stack.enter_context(parquet_writer(path, CORPUS_SCHEMA, SENTENCES))
             for part, path in outputs.items()
         }
         for batch in source.iter_batches(batch_size=cfg.batch_size):
