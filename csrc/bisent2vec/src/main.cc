@@ -9,15 +9,18 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <new>
 #include <sstream>
 #include <string>
 #include <sys/resource.h>
+#include <vector>
 
 #include "args.h"
 #include "dictionary.h"
 #include "model_io.h"
+#include "parallel.h"
 #include "trainer.h"
 
 namespace bisent2vec {
@@ -165,11 +168,17 @@ int train(int argc, char** argv) {
                  static_cast<long long>(stats.updates[1]), stats.mean_loss(),
                  stats.mean_loss(0), stats.mean_loss(1));
   }
-  save_model(args.output + ".bin", model);
+  // The files only read the model: written at once, the largest (text) first.
+  std::vector<std::function<void()>> saves;
   for (uint8_t s = 0; s < 2; ++s) {
-    save_vectors(args.output + "." + args.lang[s] + ".vec", model, s);
+    saves.emplace_back(
+        [&, s] { save_vectors(args.output + "." + args.lang[s] + ".vec", model, s); });
   }
-  if (args.ngram_rows() > 0) save_ngrams(args.output + ".ngrams.bin", model);
+  saves.emplace_back([&] { save_model(args.output + ".bin", model); });
+  if (args.ngram_rows() > 0) {
+    saves.emplace_back([&] { save_ngrams(args.output + ".ngrams.bin", model); });
+  }
+  parallel_for(saves.size(), args.threads, [&](size_t i) { saves[i](); });
   write_stats(args.output + ".json", model, info, ntokens, stats, cpu, args);
   return 0;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "parallel.h"
+
 namespace bisent2vec {
 
 namespace {
@@ -29,31 +31,66 @@ inline float dot(const float* a, const float* b, int64_t n) {
 }  // namespace
 
 NegativeTable NegativeTable::from_counts(const std::vector<int64_t>& counts, int64_t size,
-                                         Rng& rng) {
+                                         uint64_t seed, int threads) {
+  // Word w fills entries [ends[w - 1], ends[w]) of the table before the shuffle.
   double z = 0.0;
   for (int64_t c : counts) z += std::sqrt(static_cast<double>(c));
-  std::vector<int32_t> table;
-  table.reserve(static_cast<size_t>(size) + counts.size());
-  for (size_t i = 0; i < counts.size(); ++i) {
-    const double share = std::sqrt(static_cast<double>(counts[i])) * static_cast<double>(size) / z;
-    const auto copies = static_cast<int64_t>(std::ceil(share));
-    for (int64_t j = 0; j < copies; ++j) table.push_back(static_cast<int32_t>(i));
+  std::vector<size_t> ends(counts.size());
+  size_t n = 0;
+  for (size_t w = 0; w < counts.size(); ++w) {
+    const double share = std::sqrt(static_cast<double>(counts[w])) * static_cast<double>(size) / z;
+    n += static_cast<size_t>(std::ceil(share));
+    ends[w] = n;
   }
-  // Fisher-Yates, swapping table[i - 1] with table[below(i)] for i = size, ..., 2. The table
-  // (40 MB at the default size) is far larger than the caches and the draws do not depend on
-  // it, so they are drawn a block ahead and their cache lines fetched before the swaps, which
-  // stay in the same order: the same permutation in a third of the time.
-  constexpr size_t kAhead = 32;
-  size_t partner[kAhead];
-  for (size_t i = table.size(); i > 1;) {
-    const size_t n = std::min(kAhead, i - 1);
-    for (size_t k = 0; k < n; ++k) {
-      partner[k] = static_cast<size_t>(rng.below(i - k));
-      __builtin_prefetch(&table[partner[k]], 1);
+  // A uniform shuffle in parallel (one Fisher-Yates over the table would be serial, and its
+  // swaps miss the caches: 40 MB at the default size). Entry i goes to block label(i), the
+  // top bits of draw i of the stream `seed`; each block keeps its entries in order, is then
+  // shuffled by Fisher-Yates on a stream of its own, and the blocks are laid end to end.
+  // Every arrangement is equally likely: it arises from one labelling per split of the table
+  // into B consecutive blocks of sizes n_1..n_B, with probability B^-N / (n_1! ... n_B!), and
+  // these sum to 1/N! over the splits (the multinomial theorem). The labels depend on the
+  // positions alone, so the table is the same for any number of threads.
+  constexpr int kBlockBits = 7;  // blocks of 10M / 128 entries (300 KB) shuffle in L2
+  constexpr size_t kBlocks = size_t{1} << kBlockBits;
+  const size_t parts = static_cast<size_t>(std::max(threads, 1));
+  // Part p's entries, in order, as f(word, block).
+  auto each_entry = [&](size_t p, auto f) {
+    const size_t first = n * p / parts, last = n * (p + 1) / parts;
+    Rng rng = Rng::skipped(seed, first);
+    auto w = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), first) - ends.begin());
+    for (size_t i = first; i < last; ++i) {
+      while (ends[w] <= i) ++w;
+      f(static_cast<int32_t>(w), static_cast<size_t>(rng.next() >> (64 - kBlockBits)));
     }
-    for (size_t k = 0; k < n; ++k) std::swap(table[i - 1 - k], table[partner[k]]);
-    i -= n;
+  };
+  std::vector<std::vector<size_t>> at(parts, std::vector<size_t>(kBlocks, 0));
+  parallel_for(parts, threads, [&](size_t p) {
+    each_entry(p, [&](int32_t, size_t block) { ++at[p][block]; });
+  });
+  std::vector<size_t> block_start(kBlocks + 1, 0);
+  for (size_t b = 0, next = 0; b < kBlocks; ++b) {  // counts -> where each part writes
+    block_start[b] = next;
+    for (size_t p = 0; p < parts; ++p) {
+      const size_t count = at[p][b];
+      at[p][b] = next;
+      next += count;
+    }
   }
+  block_start[kBlocks] = n;
+  std::vector<int32_t> table(n);
+  parallel_for(parts, threads, [&](size_t p) {
+    each_entry(p, [&](int32_t word, size_t block) { table[at[p][block]++] = word; });
+  });
+  Rng seeds(seed ^ 0x5851F42D4C957F2DULL);  // the blocks' streams, apart from the labels'
+  std::vector<uint64_t> block_seed(kBlocks);
+  for (uint64_t& s : block_seed) s = seeds.next();
+  parallel_for(kBlocks, threads, [&](size_t b) {
+    Rng rng(block_seed[b]);
+    int32_t* block = table.data() + block_start[b];
+    for (size_t i = block_start[b + 1] - block_start[b]; i > 1; --i) {
+      std::swap(block[i - 1], block[rng.below(i)]);
+    }
+  });
   return NegativeTable(std::move(table));
 }
 

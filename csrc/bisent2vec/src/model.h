@@ -26,7 +26,10 @@ class NegativeTable {
  public:
   NegativeTable() = default;
   explicit NegativeTable(std::vector<int32_t> table) : table_(std::move(table)) {}
-  static NegativeTable from_counts(const std::vector<int64_t>& counts, int64_t size, Rng& rng);
+  // The table of about `size` entries for words of these counts, shuffled by `threads`
+  // threads: the same table for any number of them.
+  static NegativeTable from_counts(const std::vector<int64_t>& counts, int64_t size,
+                                   uint64_t seed, int threads);
   size_t size() const { return table_.size(); }
   int32_t operator[](size_t i) const { return table_[i]; }
 

@@ -63,8 +63,8 @@ Trainer::Trainer(Model& model, const Args& args, int64_t ntokens)
     keep_.push_back(static_cast<float>(keep_probability(w.count, total, args.t)));
     counts.push_back(w.count);
   }
-  Rng rng(stream_seed(args.seed, 0));
-  negatives_ = NegativeTable::from_counts(counts, args.negative_table_size, rng);
+  negatives_ = NegativeTable::from_counts(counts, args.negative_table_size,
+                                          stream_seed(args.seed, 0), args.threads);
 }
 
 void Trainer::report(double progress, double loss, double elapsed) {

@@ -265,41 +265,71 @@ void test_dropout() {
   std::vector<char> dropped;
   add_ngrams(three, 2, 97, 0, 2, &rng, dropped);
   CHECK(dropped[0] + dropped[1] + dropped[2] == 1);
-  CHECK(three.size() == 4);  // the one bigram clear of the dropped token
+  // The bigram clear of the dropped token, if it is at an end; none if it is the middle one.
+  CHECK(three.size() == (dropped[1] ? 3u : 4u));
   // Two tokens: nothing dropped, the bigram is there.
   std::vector<int32_t> two = {1, 2};
   add_ngrams(two, 2, 97, 0, 2, &rng, dropped);
   CHECK(two.size() == 3);
 }
 
+// Pearson's chi-square of observed counts against expected ones.
+double chi_square(const std::vector<double>& observed, const std::vector<double>& expected) {
+  double x = 0;
+  for (size_t i = 0; i < observed.size(); ++i) {
+    x += (observed[i] - expected[i]) * (observed[i] - expected[i]) / expected[i];
+  }
+  return x;
+}
+
 void test_negative_table() {
   // sqrt(100) = 10 and sqrt(25) = 5: two thirds and one third of 300 slots.
-  Rng rng(0);
-  NegativeTable t = NegativeTable::from_counts({100, 25}, 300, rng);
+  NegativeTable t = NegativeTable::from_counts({100, 25}, 300, 0, 1);
   int zeros = 0, ones = 0;
   for (size_t i = 0; i < t.size(); ++i) (t[i] == 0 ? zeros : ones)++;
   CHECK(zeros == 200 && ones == 100);
-  // The shuffle is Fisher-Yates in its textbook order (its draws made ahead in blocks): the
-  // same permutation as the plain loop on the same stream, at sizes around the block's.
-  for (const int64_t size : {1, 2, 31, 33, 64, 65, 1000}) {
+  // The same table for any number of threads, at sizes below, around and above the blocks'.
+  for (const int64_t size : {1, 5, 127, 129, 1000, 100000}) {
     const std::vector<int64_t> counts = {9, 4, 1, 1};
-    Rng a(7), b(7);
-    const NegativeTable shuffled = NegativeTable::from_counts(counts, size, a);
-    std::vector<int32_t> plain;
-    for (size_t w = 0; w < counts.size(); ++w) {
-      const double z = 7.0;  // sqrt 9 + sqrt 4 + 1 + 1
-      const double share =
-          std::sqrt(static_cast<double>(counts[w])) * static_cast<double>(size) / z;
-      for (int64_t j = 0; j < static_cast<int64_t>(std::ceil(share)); ++j) {
-        plain.push_back(static_cast<int32_t>(w));
-      }
+    const NegativeTable one = NegativeTable::from_counts(counts, size, 7, 1);
+    for (int threads = 2; threads <= 7; ++threads) {
+      const NegativeTable many = NegativeTable::from_counts(counts, size, 7, threads);
+      bool same = many.size() == one.size();
+      for (size_t i = 0; same && i < one.size(); ++i) same = many[i] == one[i];
+      CHECK(same);
     }
-    for (size_t i = plain.size(); i > 1; --i) {
-      std::swap(plain[i - 1], plain[static_cast<size_t>(b.below(i))]);
+  }
+}
+
+void test_negative_table_is_a_uniform_shuffle() {
+  // Four words of one entry each: the table is a permutation of 0..3, and each of the 24
+  // should come up equally often over seeds. 24000 seeds, chi-square with 23 degrees of
+  // freedom: 49.7 is its 0.999 quantile. (Seeded: the same outcome on every run.)
+  std::vector<double> seen(24, 0);
+  for (uint64_t seed = 0; seed < 24000; ++seed) {
+    const NegativeTable t = NegativeTable::from_counts({1, 1, 1, 1}, 4, seed, 2);
+    int code = 0, used = 0;  // the permutation's rank in the factorial number system
+    for (size_t i = 0; i < 4; ++i) {
+      int smaller = 0;  // unused values below t[i]
+      for (int v = 0; v < t[i]; ++v) smaller += !(used >> v & 1);
+      used |= 1 << t[i];
+      code = code * static_cast<int>(4 - i) + smaller;
     }
-    bool same = shuffled.size() == plain.size();
-    for (size_t i = 0; same && i < plain.size(); ++i) same = shuffled[i] == plain[i];
-    CHECK(same);
+    seen[static_cast<size_t>(code)] += 1;
+  }
+  CHECK(chi_square(seen, std::vector<double>(24, 1000.0)) < 49.7);
+  // Entries in many blocks: 9, 4, 1, 1 -> 429, 286, 143 and 143 of 1001 entries. At the
+  // first, a middle and the last position, over 4000 seeds, each word as often as its
+  // share (3 degrees of freedom: 16.3 is the 0.999 quantile).
+  const double copies[4] = {429, 286, 143, 143};
+  for (const size_t position : {size_t{0}, size_t{500}, size_t{1000}}) {
+    std::vector<double> words(4, 0), expected(4);
+    for (uint64_t seed = 0; seed < 4000; ++seed) {
+      const NegativeTable t = NegativeTable::from_counts({9, 4, 1, 1}, 1000, seed, 1);
+      words[static_cast<size_t>(t[position])] += 1;
+    }
+    for (size_t w = 0; w < 4; ++w) expected[w] = 4000 * copies[w] / 1001;
+    CHECK(chi_square(words, expected) < 16.3);
   }
 }
 
@@ -466,6 +496,7 @@ int main(int argc, char** argv) {
       {"line_reader", test_line_reader},       {"tokens", test_tokens},
       {"keep_probability", test_keep_probability}, {"ngram_hash", test_ngram_hash},
       {"dropout", test_dropout},               {"negative_table", test_negative_table},
+      {"negative_table_uniform", test_negative_table_is_a_uniform_shuffle},
       {"sgd_update", test_sgd_update},         {"one_word_sides", test_one_word_sides},
       {"rng", test_rng},                       {"model_roundtrip", test_model_roundtrip},
       {"args", test_args},
