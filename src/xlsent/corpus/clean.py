@@ -33,11 +33,12 @@ The output is the same, row for row, as that of a pair-by-pair loop over the fil
 written above (tests/unit/test_clean.py holds the before's numbers for the real corpus).
 Memory does not grow with the corpus: the blocks being read (16 MiB a side), a batch of at
 most `batch_size` pairs, a partition chunk of 2M (hash, position) rows with its hash table,
-the median's 2^17 counts, a read buffer per partition: at most about 260 MB above the
-interpreter's, reached once a partition holds its 2M rows, for any corpus of up to 537M
-pairs per language (benchmarks/sampling.py, en-kk: 296, 359 and 343 MiB peak RSS at 2M, 20M
-and 40M pairs, of which 103 are the interpreter's). The scratch directory holds the
-surviving text uncompressed (about the size of the input) and 16 bytes a surviving pair.
+the median's 2^17 counts, a read buffer per partition: about 300 MiB above the
+interpreter's at most, reached once a partition holds its 2M rows, for any corpus of up to
+537M pairs per language (benchmarks/sampling.py, en-kk: 274 to 334 MiB peak RSS at 2M pairs,
+330 to 388 at 20M, 343 at 40M, of which 101 are the interpreter's; the same code varies by
+up to 50 MiB between runs). The scratch directory holds the surviving text uncompressed
+(about the size of the input) and 16 bytes a surviving pair.
 """
 
 from __future__ import annotations
