@@ -4,9 +4,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <exception>
 #include <numeric>
-#include <thread>
+
+#include "parallel.h"
 
 namespace bisent2vec {
 
@@ -205,7 +205,6 @@ struct Chunk {
   CorpusInfo info;
   int64_t bad_line = 0;  // its first line without exactly one tab (1-based in the chunk), or 0
   size_t bad_tabs = 0;
-  std::exception_ptr error;
 };
 
 void count_chunk(const std::string& path, uint64_t begin, uint64_t end, Chunk& c) {
@@ -235,20 +234,11 @@ Vocabulary build_vocabulary(const std::string& path, const std::string langs[2],
   const uint64_t size = LineReader(path).file_size();  // a missing file: one clear error here
   std::vector<Chunk> chunks(static_cast<size_t>(std::max(threads, 1)));
   const uint64_t n = chunks.size();
-  std::vector<std::thread> workers;
-  for (uint64_t i = 0; i < n; ++i) {
-    workers.emplace_back([&, i] {
-      try {
-        count_chunk(path, size * i / n, size * (i + 1) / n, chunks[i]);
-      } catch (...) {
-        chunks[i].error = std::current_exception();
-      }
-    });
-  }
-  for (std::thread& w : workers) w.join();
+  parallel_for(n, threads, [&](size_t i) {
+    count_chunk(path, size * i / n, size * (i + 1) / n, chunks[i]);
+  });
   CorpusInfo local;
   for (const Chunk& c : chunks) {
-    if (c.error) std::rethrow_exception(c.error);
     if (c.bad_line > 0) {  // the first malformed line of the file, numbered from its start
       throw InputError(path + ":" + std::to_string(local.lines + c.bad_line) +
                        ": expected one tab between the " + langs[0] + " and " + langs[1] +

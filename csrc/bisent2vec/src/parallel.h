@@ -1,5 +1,6 @@
-// Work split over threads for the serial steps around training (the negative table, the
-// output files), so that they take less of a many-thread run's wall time.
+// Work split over threads for the steps around training (counting the vocabulary, shuffling
+// the negative table, writing the files), so that they take less of a many-thread run's
+// wall time.
 #pragma once
 
 #include <algorithm>
