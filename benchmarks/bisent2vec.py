@@ -13,7 +13,9 @@ tokens, vocabulary threshold, dim, epochs, lr, neg, t and threads for both train
   total words/s from 1 thread to each of `--speed-threads` (default 1 2), of the whole
   call ("wall", which has serial parts: reading the vocabulary, writing the vectors) and of
   our training loop alone ("loop"). Each speed setting runs `--repeats` times; the fastest
-  counts (other load on the machine only ever slows a run down);
+  counts (other load on the machine only ever slows a run down), and the slowest is shown
+  beside it: on a virtual machine whose cores at times share no cache, the threads' writes
+  to the same rows make some runs several times slower (docs/results.md);
 - the machine's ceiling for that scaling: N single-thread trainings of ours at once, as N
   processes that share nothing (`independent`: their mean loop words/s over one alone).
   Threads that scale below it lose time to what they share; ones at it, to nothing;
@@ -131,25 +133,28 @@ def speed(
     repeats: int,
     thread_counts: list[int],
 ) -> list[dict]:
-    """Both trainers at each thread count; of `repeats` runs each, the fastest counts."""
+    """Both trainers at each thread count; of `repeats` runs each, the fastest counts, and the
+    slowest is reported beside it."""
     rows = []
     for threads in thread_counts:
-        ours = min(
+        ours_runs = sorted(
             (
                 train(binary, pairs, work / f"speed-b2v-{threads}", "de", settings, threads=threads)
                 for _ in range(repeats)
             ),
             key=lambda stats: stats["wall_seconds"],
         )
+        ours = ours_runs[0]
         ours_updates = ours["updates"]["mono"] + ours["updates"]["cross"]
         words_total = ours["tokens_per_epoch"] * settings.epoch
-        cbow = min(
+        cbow_runs = sorted(
             (
                 cbow_in_process(words, work / f"speed-cbow-{threads}", "de", settings, threads)
                 for _ in range(repeats)
             ),
             key=lambda stats: stats["seconds"],
         )
+        cbow = cbow_runs[0]
         cbow_words = cbow["tokens_per_epoch"] * settings.epoch
         rows.append(
             {
@@ -168,6 +173,8 @@ def speed(
                 "b2v_wall_s": ours["wall_seconds"],
                 "b2v_loop_s": ours["seconds"],
                 "cbow_train_s": cbow["seconds"],
+                "b2v_wall_s_slowest": ours_runs[-1]["wall_seconds"],
+                "cbow_train_s_slowest": cbow_runs[-1]["seconds"],
             }
         )
         if threads > 1:
