@@ -53,7 +53,8 @@ NegativeTable NegativeTable::from_counts(const std::vector<int64_t>& counts, int
   constexpr int kBlockBits = 7;  // blocks of 10M / 128 entries (300 KB) shuffle in L2
   constexpr size_t kBlocks = size_t{1} << kBlockBits;
   const size_t parts = static_cast<size_t>(std::max(threads, 1));
-  // Part p's entries, in order, as f(word, block).
+  // Part p's entries, in order, as f(word, block). Run twice, to count and then to place:
+  // drawing the labels again costs less than keeping them (a byte an entry, 10 MB).
   auto each_entry = [&](size_t p, auto f) {
     const size_t first = n * p / parts, last = n * (p + 1) / parts;
     Rng rng = Rng::skipped(seed, first);

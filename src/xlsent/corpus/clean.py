@@ -180,7 +180,7 @@ class _Survivors:
                 logratio = frame["logratio"].to_numpy()
                 self.histogram.add(logratio)
                 with _naming(out_path):
-                    for batch in frame.select("en", "xx").to_arrow().to_batches():
+                    for batch in frame.select(SENTENCES).to_arrow().to_batches():
                         text.write_batch(batch, custom_metadata={"source": source})
                     frame["hash"].to_numpy().astype("<u8").tofile(hashes)
                     logratio.astype("<f4").tofile(ratios)
@@ -310,16 +310,16 @@ def _write_kept(
 ) -> Counter[str]:
     """Stream the kept rows of the first pass to the final file, numbering them from 0."""
     per_source: Counter[str] = Counter()
-    start = 0
+    start = kept = 0  # rows read back, rows written
     with parquet_writer(out_path, CORPUS_SCHEMA, SENTENCES) as writer:
         for batch, source, logratios in survivors.batches():
             keep = band.holds(logratios, count=False)
             keep[duplicates.below(start + batch.num_rows) - start] = False
             start += batch.num_rows
             rows = batch.filter(_arrow_bools(keep))
-            kept = sum(per_source.values())
             per_source[source] += rows.num_rows
             ids = np.arange(kept, kept + rows.num_rows, dtype=np.int64)
+            kept += rows.num_rows
             id_column = pa.Array.from_buffers(pa.int64(), len(ids), [None, pa.py_buffer(ids)])
             text = [rows.column(name).cast(pa.string()) for name in SENTENCES]
             sources = pa.repeat(source, rows.num_rows)
