@@ -146,9 +146,9 @@ def dev_transfer(
         pairs[lang] = dev["xx"].to_list(), dev["en"].to_list()
     base = TextEncoder.load(workdir / f"results/models/{frozen}/seed42", max_length)
 
-    def layers(texts: list[str], _: str) -> np.ndarray:
+    def layers(texts: list[str], lang: str) -> np.ndarray:
         out = None
-        for index, ids, mask in base.batches(texts):
+        for index, ids, mask in base.batches(texts, lang):
             pooled = pool(hidden_states(base.model, ids, mask).float(), mask, "mean").numpy()
             if out is None:
                 out = np.zeros((len(texts), *pooled.shape[1:]), np.float32)

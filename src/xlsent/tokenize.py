@@ -2,7 +2,10 @@
 
 Words feed the aligner and Bi-Sent2vec; subwords feed the dual encoder. Subword ids are
 stored without special tokens and untruncated, so a change of the training length limit
-re-trains but does not re-tokenize.
+re-trains but does not re-tokenize. They are the ids of the sentence after the model's
+prefix (`xlsent.models.sentence.prefix_of`: the en prefix on the English side, the xx prefix
+on the other), as every evaluation tokenizes it; words are the sentence's own, and word
+spans count the prefix's subwords, which belong to no word.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from tqdm import tqdm
 from xlsent import languages
 from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
+from xlsent.models.sentence import Prefix, prefix_of
 from xlsent.models.tokenizer import fast_tokenizer
 
 log = logging.getLogger(__name__)
@@ -99,8 +103,11 @@ def words(
     }
 
 
-def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str | Path) -> dict:
-    """Encode one corpus split with the encoder's tokenizer (no special tokens, no truncation)."""
+def subwords(
+    corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str | Path, prefix: Prefix = ""
+) -> dict:
+    """Encode one corpus split, each sentence after the model's `prefix`, with the encoder's
+    tokenizer (no special tokens, no truncation)."""
     tokenizer = fast_tokenizer(tokenizer_dir)
     source = pq.ParquetFile(corpus_path)
     lengths: list[np.ndarray] = []
@@ -115,7 +122,8 @@ def subwords(corpus_path: str | Path, tokenizer_dir: str | Path, out_path: str |
                 side: [
                     encoding.ids
                     for encoding in tokenizer.encode_batch(
-                        batch.column(side).to_pylist(), add_special_tokens=False
+                        prefixed(batch.column(side).to_pylist(), prefix_of(prefix, side)),
+                        add_special_tokens=False,
                     )
                 ]
                 for side in ("en", "xx")
@@ -170,6 +178,24 @@ def word_offsets(text: str, words: list[str]) -> list[tuple[int, int]] | None:
     return offsets
 
 
+def prefixed(texts: list[str], before: str) -> list[str]:
+    """`texts`, each after the text `before` (a side's prefix)."""
+    return [before + text for text in texts] if before else texts
+
+
+def text_spans(
+    text: str, words: list[str], offsets: list[tuple[int, int]], before: str = ""
+) -> np.ndarray | None:
+    """Each word's [start, end) range of subword positions in the tokenization of
+    `before + text` (its pieces' character `offsets`): the words are found in the sentence
+    itself (a word may also occur in the prefix) and moved past the prefix, whose pieces
+    belong to no word. None if a word is not in the text (`word_offsets`)."""
+    chars = word_offsets(text, words)
+    if chars is None:
+        return None
+    return subword_spans(np.array(chars, dtype=np.int64).reshape(-1, 2) + len(before), offsets)
+
+
 def subword_spans(word_chars: np.ndarray, offsets: list[tuple[int, int]]) -> np.ndarray:
     """Each word's [start, end) range of subword positions (start == end: no subword of its
     own). A subword belongs to the word holding its first character; SentencePiece pieces
@@ -194,9 +220,11 @@ def word_spans(
     shards: Iterable[pa.Table],
     tokenizer_dir: str | Path,
     out_path: str | Path,
+    prefix: Prefix = "",
     batch_size: int = 10_000,
 ) -> dict:
-    """Subword ids, each word's subword span and the alignment links of every training pair.
+    """Subword ids, each word's subword span and the alignment links of every training pair,
+    each sentence after the model's `prefix` (the ids are those of `subwords`).
 
     `shards` are a language's alignment shards in order (`xlsent.align.shards.iter_shards`),
     row for row the pairs of `corpus_path`. Computed once per language and model, so that
@@ -218,7 +246,7 @@ def word_spans(
             for start in range(0, shard.num_rows, batch_size):
                 aligned = shard.slice(start, batch_size)
                 rows = text.slice(stats["pairs"], aligned.num_rows)
-                _spans_batch(rows, aligned, tokenizer, writer, stats)
+                _spans_batch(rows, aligned, tokenizer, writer, stats, prefix)
                 bar.update(aligned.num_rows)
                 kill_point("word_spans")
         if stats["pairs"] != text.num_rows:
@@ -230,7 +258,12 @@ def word_spans(
 
 
 def _spans_batch(
-    text: pa.Table, aligned: pa.Table, tokenizer, writer: pq.ParquetWriter, stats: dict
+    text: pa.Table,
+    aligned: pa.Table,
+    tokenizer,
+    writer: pq.ParquetWriter,
+    stats: dict,
+    prefix: Prefix,
 ) -> None:
     ids = text.column("id").to_pylist()
     if aligned.column("id").to_pylist() != ids:
@@ -243,19 +276,17 @@ def _spans_batch(
     sides = {}
     for side in ("en", "xx"):
         texts = text.column(side).to_pylist()
-        encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
-        sides[side] = (texts, aligned.column(f"{side}_words").to_pylist(), encoded)
+        before = prefix_of(prefix, side)
+        encoded = tokenizer.encode_batch(prefixed(texts, before), add_special_tokens=False)
+        sides[side] = (texts, aligned.column(f"{side}_words").to_pylist(), encoded, before)
         columns[f"{side}_ids"] = [encoding.ids for encoding in encoded]
     for row, links in enumerate(aligned.column("links").to_pylist()):
         usable = {}
-        for side, (texts, words, encoded) in sides.items():
-            chars = word_offsets(texts[row], words[row])
-            if chars is None:
+        for side, (texts, words, encoded, before) in sides.items():
+            spans = text_spans(texts[row], words[row], encoded[row].offsets, before)
+            if spans is None:
                 stats["words_not_in_text"] += 1
                 spans = np.zeros((len(words[row]), 2), dtype=np.int64)
-            else:
-                chars = np.array(chars, dtype=np.int64).reshape(-1, 2)
-                spans = subword_spans(chars, encoded[row].offsets)
             stats["words"] += len(spans)
             stats["words_without_subword"] += int((spans[:, 1] <= spans[:, 0]).sum())
             usable[side] = spans[:, 1] > spans[:, 0]

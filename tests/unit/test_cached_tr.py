@@ -67,7 +67,9 @@ def _whole_batch_reference(trainer: Trainer, indices: list[np.ndarray]) -> dict:
     for batch in batches:
         hidden.append(objective.encode(batch.ids, batch.mask, batch.types))
         after.append(RandomState.capture(trainer.device))
-    vectors = [objective.sentence_vectors(h) for h in hidden]
+    vectors = [
+        objective.sentence_vectors(h, batch.mask) for h, batch in zip(hidden, batches, strict=True)
+    ]
     xx = torch.cat([v[: len(v) // 2] for v in vectors])
     en = torch.cat([v[len(v) // 2 :] for v in vectors])
     loss = objective.weights["tr"] * translation_ranking_loss(xx, en, s.temperature, s.direction)

@@ -40,6 +40,11 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--corpus kk=kk/train.parquet te=te/train.parquet --vocab-size 32000 --sentences 2000",
     ],
     ("align_shard", "{params.model}"): ["", "--model results/aligners/wspalign"],
+    ("subwords", "{params.prefix}"): [
+        "--en-prefix '' --xx-prefix ''",
+        "--en-prefix 'query: ' --xx-prefix 'passage: '",
+    ],
+    ("word_spans", "{params.prefix}"): ["--en-prefix 'query: ' --xx-prefix 'query: '"],
     ("align_manifest", "{input.stats}"): ["shard-0000.json shard-0001.json"],
     ("train", "{params.launcher}"): [
         "xlsent",

@@ -18,6 +18,7 @@ from xlsent.config import (
     trainer_settings,
     validate,
 )
+from xlsent.models.sentence import prefix_of
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -27,7 +28,12 @@ def test_paper_config_is_the_paper_setup():
     assert languages.resolve(config["languages"]) == list(languages.GROUPS["xtreme36"])
     assert config["corpus"]["max_pairs"] == 1_000_000
     assert config["corpus"]["dev_pairs"] == 10_000
-    assert config["models"]["xlmr"] == {"init": "pretrained", "path": "xlm-roberta-base"}
+    assert config["models"]["xlmr"] == {
+        "init": "pretrained",
+        "path": "xlm-roberta-base",
+        "pooling": "cls",
+        "prefix": "",
+    }
     settings = train_settings(config, "tr", 42)
     assert settings["max_length"] == 32
     assert settings["lr"] == 5e-5
@@ -76,6 +82,42 @@ def test_empty_config_takes_every_default():
     assert config["languages"] == "xtreme36"
     assert config["runs"]["tr"]["seeds"] == [42, 0]
     assert config["evaluate"]["tatoeba"]["dir"] is None
+
+
+@pytest.mark.parametrize(
+    ("prefix", "sides"),
+    [
+        ("query: ", ("query: ", "query: ")),
+        ({"en": "query: ", "xx": "passage: "}, ("query: ", "passage: ")),
+    ],
+)
+def test_a_models_prefix_is_one_text_or_one_per_side(prefix, sides):
+    models = {
+        "e5": {"init": "pretrained", "path": "x", "pooling": "mean", "prefix": prefix},
+        "tiny": {"init": "scratch"},
+    }
+    runs = {"tr": {"method": "tr", "model": "e5"}}
+    config = validate({"models": models, "runs": runs}, SCHEMA)
+    entry = config["models"]["e5"]
+    assert (entry["pooling"], entry["prefix"]) == ("mean", prefix)
+    assert (prefix_of(entry["prefix"], "en"), prefix_of(entry["prefix"], "kk")) == sides
+    # The defaults, for scratch models too: CLS and no prefix, as before these keys.
+    assert (config["models"]["tiny"]["pooling"], config["models"]["tiny"]["prefix"]) == ("cls", "")
+
+
+@pytest.mark.parametrize(
+    ("model", "key"),
+    [
+        ({"pooling": "max"}, "`models.e5.pooling`: 'max' is not one of ['cls', 'mean']"),
+        ({"prefix": {"en": "query: "}}, "`models.e5.prefix`"),
+        ({"prefix": {"en": "q", "xx": "p", "de": "d"}}, "`models.e5.prefix`"),
+    ],
+)
+def test_a_bad_pooling_or_prefix_names_its_key(model, key):
+    config = {"models": {"e5": {"init": "pretrained", "path": "x", **model}}}
+    with pytest.raises(ConfigError) as err:
+        validate(config, SCHEMA)
+    assert key in str(err.value)
 
 
 @pytest.mark.parametrize(

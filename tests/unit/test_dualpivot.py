@@ -261,3 +261,22 @@ def test_a_saved_model_loads_through_the_evaluation_interface(tmp_path, tokenize
     expected = head.eval().forward_tokens(states.float(), batch["attention_mask"])
     np.testing.assert_allclose(vectors, expected.detach().numpy(), atol=1e-5)
     assert vectors.shape == (3, 16)
+
+
+def test_a_saved_model_reads_each_sentence_after_the_models_prefix(tmp_path, tokenizer_dir):
+    """The head keeps the paper's pooling; the text carries the run's prefix, recorded with
+    the head since the frozen encoder's own config need not have it."""
+    encoder = tiny_encoder()
+    encoder.save_pretrained(tmp_path / "frozen")
+    head = dp.DualPivotHead(dp.HeadConfig(3, 16, "mean")).eval()
+    prefix = {"en": "a ", "xx": "ein "}
+    dp.save(head, tmp_path / "frozen", tokenizer_dir, tmp_path / "model", prefix)
+    loaded = load_encoder(tmp_path / "model", max_length=40, batch_size=2)
+    tok = XLMRobertaTokenizerFast.from_pretrained(tokenizer_dir)
+    texts = ["the cat sat", "der hund"]
+    for lang, before in (("de", "ein "), ("en", "a ")):
+        batch = tok([before + text for text in texts], padding=True, return_tensors="pt")
+        states = dp.hidden_states(encoder, batch["input_ids"], batch["attention_mask"])
+        expected = head.forward_tokens(states.float(), batch["attention_mask"])
+        np.testing.assert_allclose(loaded(texts, lang), expected.detach().numpy(), atol=1e-5)
+    assert not np.allclose(loaded(texts, "de"), loaded(texts, "en"))

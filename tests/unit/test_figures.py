@@ -4,6 +4,7 @@ Kazakh), its eflomal alignment and tiny encoders built from an XLM-R config."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from pathlib import Path
@@ -24,6 +25,7 @@ from xlsent.config import ConfigError, Figure, figures, load, validate
 from xlsent.evaluate import figures as fig
 from xlsent.languages import get
 from xlsent.models.encoder import add_language_embeddings, build
+from xlsent.models.sentence import SentenceSettings
 from xlsent.plots import save_png
 from xlsent.ragged import Ragged, offsets_of
 from xlsent.train.collate import collate, word_pooling
@@ -194,6 +196,33 @@ def test_an_encoder_with_language_embeddings_reads_each_side_in_its_language(
         fig.FigureError, match=r"language embeddings for \['de', 'en', 'kk'\], not 'te'"
     ):
         encoder.states(texts, "te")
+
+
+def test_a_prefixed_encoder_reads_the_prefix_and_draws_only_the_sentences_subwords(
+    small_tokenizer, tmp_path
+):
+    """As in training: each sentence is read after the model's prefix (which its config
+    records), word spans count the prefix's subwords, and a figure's token points are the
+    sentence's own subwords, not the prefix's."""
+    torch.manual_seed(0)
+    model = build("scratch", small_tokenizer, max_length=MAX_LENGTH, shape=SHAPE)
+    prefix = {"en": "query: ", "xx": "passage: "}
+    SentenceSettings("cls", prefix).record(model.config)
+    model.save_pretrained(tmp_path / "m")
+    AutoTokenizer.from_pretrained(small_tokenizer).save_pretrained(tmp_path / "m")
+    encoder = fig.Encoder.load(tmp_path / "m", MAX_LENGTH)
+    assert encoder.prefix == prefix
+    plain = dataclasses.replace(encoder, prefix="")
+    texts, words = ["Central Time", "Enter a valid email address."], [["Central", "Time"]] * 2
+    head = len(encoder.tokenizer("passage: ", add_special_tokens=False)["input_ids"])
+    assert encoder.prefix_pieces(texts, "kk") == [head, head]
+    spans = encoder.word_spans(texts[:1], words[:1], [1], "kk")
+    assert spans.tolist() == (plain.word_spans(texts[:1], words[:1], [1], "kk") + head).tolist()
+    states, plain_states = encoder.states(texts, "kk"), plain.states(texts, "kk")
+    assert [len(s) - head for s in states] == [len(s) for s in plain_states]
+    points = fig.token_vectors(encoder, texts, "kk")
+    np.testing.assert_array_equal(points, np.concatenate([s[head:] for s in states]))
+    assert points.shape == fig.token_vectors(plain, texts, "kk").shape
 
 
 # -- projections and the measure -------------------------------------------------------------

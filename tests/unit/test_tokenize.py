@@ -3,7 +3,7 @@ import logging
 import pyarrow.parquet as pq
 from transformers import AutoTokenizer
 
-from xlsent.tokenize import word_tokenizer, words
+from xlsent.tokenize import subwords, word_tokenizer, words
 
 
 def test_spacy_blank_tokenizer_splits_clitics_and_punctuation():
@@ -83,3 +83,23 @@ def test_subwords_are_the_encoders_ids_without_special_tokens(
             for side in ("en", "xx"):
                 expected = tokenizer(text.column(side).to_pylist(), add_special_tokens=False)
                 assert ids.column(f"{side}_ids").to_pylist() == expected["input_ids"]
+
+
+def test_prefixed_subwords_start_with_the_prefixs_tokens(
+    small_subwords, small_tokenizer, small_corpus, tmp_path
+):
+    """The model's prefix goes before every sentence, the en prefix on the English side and
+    the xx prefix on the other: the ids are those of `prefix + sentence`, as every evaluation
+    tokenizes it, which are the prefix's tokens and then the sentence's own."""
+    tokenizer = AutoTokenizer.from_pretrained(small_tokenizer)
+    out = tmp_path / "prefixed.parquet"
+    subwords(small_corpus["kk"]["dev"], small_tokenizer, out, {"en": "query: ", "xx": "passage: "})
+    prefixed, plain = pq.read_table(out), pq.read_table(small_subwords["kk"]["dev"])
+    text = pq.read_table(small_corpus["kk"]["dev"])
+    for side, before in (("en", "query: "), ("xx", "passage: ")):
+        head = tokenizer(before, add_special_tokens=False)["input_ids"]
+        assert len(head) > 1
+        rows = prefixed.column(f"{side}_ids").to_pylist()
+        assert rows == [head + row for row in plain.column(f"{side}_ids").to_pylist()]
+        texts = [before + sentence for sentence in text.column(side).to_pylist()]
+        assert rows == tokenizer(texts, add_special_tokens=False)["input_ids"]

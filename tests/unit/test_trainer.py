@@ -291,3 +291,34 @@ def test_dev_selection_is_a_seeded_random_subset_of_both_directions(
         both = result["dev_directions"][lang]
         assert score == pytest.approx((both["xx2en"] + both["en2xx"]) / 2, abs=0.01)
     assert {len(pairs) for pairs in trainer.dev_data.values()} == {30}
+
+
+def test_frozen_word_embeddings_stay_while_the_rest_learns(
+    small_subwords, small_tokenizer, tmp_path
+):
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path, freeze_word_embeddings=True)
+    embeddings = trainer.model.get_input_embeddings().weight
+    before = {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
+    trainer.train_step()
+    optimised = {id(p) for group in trainer.optimizer.param_groups for p in group["params"]}
+    assert id(embeddings) not in optimised
+    assert torch.equal(embeddings, before["embeddings.word_embeddings.weight"])
+    changed = [n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])]
+    assert "encoder.layer.0.attention.self.query.weight" in changed
+
+
+def test_zero_steps_export_the_starting_model_with_its_dev_score(
+    small_subwords, small_tokenizer, tmp_path
+):
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path / "ckpt", max_steps=0)
+    start = {name: t.clone() for name, t in trainer.model.state_dict().items()}
+    best = trainer.run(tmp_path / "train_log.jsonl")
+    assert best["step"] == 0 and 0 <= best["dev_p1"] <= 100
+    assert best["dev_p1"] == trainer.evaluate()["dev_p1"]
+    out = tmp_path / "model"
+    trainer.export(out, {"settings": SETTINGS})
+    assert json.loads((out / "best.json").read_text())["step"] == 0
+    (logged,) = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert (logged["step"], logged["dev_p1"]) == (0, best["dev_p1"])
+    for name, tensor in AutoModel.from_pretrained(out).state_dict().items():
+        assert torch.equal(tensor, start[name]), name

@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow.parquet as pq
 from transformers import AutoTokenizer
 
-from xlsent.tokenize import subword_spans, subwords, word_offsets
+from xlsent.align.shards import iter_shards
+from xlsent.tokenize import subword_spans, subwords, text_spans, word_offsets, word_spans
 from xlsent.train.data import load_pairs, load_word_aligned
 
 
@@ -25,6 +26,47 @@ def test_a_subword_belongs_to_the_word_holding_its_first_character():
 def test_a_word_without_a_piece_of_its_own_gets_an_empty_span():
     chars = np.array(word_offsets("cannot", ["can", "not"]))
     assert subword_spans(chars, [(0, 6)]).tolist() == [[0, 1], [0, 0]]
+
+
+def test_a_prefix_holds_subwords_of_no_word_even_where_it_holds_a_words_text():
+    # "query: " + "query me", cut as ▁query | : | ▁query | ▁me.
+    offsets = [(0, 5), (5, 6), (7, 12), (13, 15)]
+    assert text_spans("query me", ["query", "me"], offsets, "query: ").tolist() == [[2, 3], [3, 4]]
+    assert text_spans("query me", ["querying"], offsets, "query: ") is None
+
+
+def test_a_prefix_moves_every_span_past_its_subwords(
+    small_corpus, small_tokenizer, small_word_spans, tmp_path
+):
+    """Word spans of a prefixed corpus: the ids are the prefixed subwords, each word keeps its
+    subwords behind the prefix's, and no word or link is lost to the prefix."""
+    tokenizer = AutoTokenizer.from_pretrained(small_tokenizer)
+    prefix = {"en": "query: ", "xx": "passage: "}
+    corpus, manifest = small_corpus["kk"]["train"], small_word_spans["kk"].parent / "_SUCCESS"
+    stats = word_spans(corpus, iter_shards(manifest), small_tokenizer, tmp_path / "p", prefix)
+    plain_stats = word_spans(corpus, iter_shards(manifest), small_tokenizer, tmp_path / "plain")
+    assert stats == plain_stats
+    subwords(corpus, small_tokenizer, tmp_path / "subwords", prefix)
+    reference = pq.read_table(tmp_path / "subwords")
+    prefixed = pq.read_table(tmp_path / "p").to_pylist()
+    plain = pq.read_table(small_word_spans["kk"]).to_pylist()
+    for side in ("en", "xx"):
+        assert [row[f"{side}_ids"] for row in prefixed] == reference[f"{side}_ids"].to_pylist()
+        head = len(tokenizer(prefix[side], add_special_tokens=False)["input_ids"])
+        for new, old in zip(prefixed, plain, strict=True):
+            spans = zip(
+                new[f"{side}_starts"],
+                new[f"{side}_ends"],
+                old[f"{side}_starts"],
+                old[f"{side}_ends"],
+                strict=True,
+            )
+            for start, end, old_start, old_end in spans:
+                if old_end > old_start:
+                    assert (start, end) == (old_start + head, old_end + head)
+                else:
+                    assert end <= start
+    assert [row["links"] for row in prefixed] == [row["links"] for row in plain]
 
 
 def test_spans_cover_the_words_and_ids_match_the_subword_stage(

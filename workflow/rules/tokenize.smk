@@ -37,6 +37,7 @@ rule fetch_model:
         mem_mb=4000,
     params:
         path=lambda w: model_spec(w.model)["path"],
+        source=model_source,
     shell:
         "xlsent fetch-model --path {params.path} --out {output} 2> {log}"
 
@@ -86,6 +87,8 @@ rule subwords:
     resources:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
+    params:
+        prefix=prefix_args,
     shell:
         "xlsent subwords --corpus {input.corpus} --tokenizer {input.tokenizer}"
-        " --out {output} 2> {log}"
+        " {params.prefix} --out {output} 2> {log}"

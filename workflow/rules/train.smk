@@ -25,10 +25,13 @@ rule word_spans:
     resources:
         mem_mb=lambda w, attempt: 8000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
+    params:
+        # The subwords carry the model's prefix, as the subwords rule's do.
+        prefix=prefix_args,
     shell:
         "xlsent word-spans --corpus {input.corpus} --manifest {input.manifest}"
-        " --tokenizer {input.tokenizer} --out {output.spans} --stats {output.stats}"
-        " 2> {log}"
+        " --tokenizer {input.tokenizer} {params.prefix} --out {output.spans}"
+        " --stats {output.stats} 2> {log}"
 
 
 rule train:
@@ -93,8 +96,9 @@ rule train_dualpivot:
         runtime=lambda w, attempt: 4 * 60 * attempt,
     params:
         settings=lambda w: as_json(program_settings("dualpivot", dualpivot_of(w))),
-        encoder=start_spec,
+        model=start_spec,
     shell:
         "xlsent train-dualpivot --settings {params.settings:q} --encoder {input.encoder}"
-        " --tokenizer {input.tokenizer} --train {input.train} --dev {input.dev}"
+        " --model {params.model:q} --tokenizer {input.tokenizer}"
+        " --train {input.train} --dev {input.dev}"
         " --threads {threads} --out {output} 2> {log}"

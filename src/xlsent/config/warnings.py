@@ -32,6 +32,8 @@ def config_warnings(config: dict) -> list[str]:
         settings = {**config["train"], **config["runs"][run]["train"]}
         key = functools.partial(train_key, config, run)
         steps = f"`{key('max_steps')}` ({settings['max_steps']})"
+        if settings["max_steps"] == 0:
+            continue  # the starting model exported unchanged: nothing trains
         if settings["eval_every"] > settings["max_steps"]:
             out.append(
                 f"config key `{key('eval_every')}` ({settings['eval_every']}) is above {steps}: "

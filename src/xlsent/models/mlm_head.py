@@ -1,7 +1,12 @@
 """The masked-language-model head that AWP (WACSE) and RTL (DAP) predict subwords with.
 
 For a pretrained encoder it is the checkpoint's own MLM head (XLM-R's `lm_head`, BERT's
-`cls`), so AWP starts from a head that already predicts the encoder's vocabulary; for a model
+`cls`), so AWP starts from a head that already predicts the encoder's vocabulary. A
+checkpoint without one (a sentence embedding model such as multilingual-e5-small, saved as a
+bare `BertModel`) gets a fresh head of its architecture's own kind, which for BERT and XLM-R
+is the same: dense, GELU, LayerNorm, a decoder tied to the word embeddings and a bias,
+initialised as XLM-R's (normal(0, initializer_range) weights, zero biases, unit LayerNorm)
+from the run's seed, and trained with the run; for a model
 this workflow trained with a head (an `mlm` run, which a run's `init_from` starts from) it is
 that head, saved beside the model (`save_mlm_head`); for a scratch encoder it is a fresh head
 of the same architecture. Its output projection is tied to the word embeddings it is given,
@@ -11,12 +16,14 @@ as in the pretrained models; RTL's head keeps only the rows of the English token
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import torch
 from torch import nn
 
 HEAD_FILE = "mlm_head.pt"
+log = logging.getLogger(__name__)
 
 
 def _tied(head: nn.Module, embeddings: nn.Parameter) -> list[str]:
@@ -40,7 +47,16 @@ def mlm_head(
 
     saved = Path(pretrained_dir) / HEAD_FILE if pretrained_dir is not None else None
     if saved is not None and not saved.is_file():
-        full = AutoModelForMaskedLM.from_pretrained(pretrained_dir)
+        full, loading = AutoModelForMaskedLM.from_pretrained(
+            pretrained_dir, output_loading_info=True
+        )
+        if loading["missing_keys"]:
+            log.info(
+                "%s has no MLM head (%d of its weights missing): a fresh one, initialised as "
+                "XLM-R's, trains with the run",
+                pretrained_dir,
+                len(loading["missing_keys"]),
+            )
     else:
         full = AutoModelForMaskedLM.from_config(config)
     for name in ("lm_head", "cls"):  # XLM-R / RoBERTa, BERT

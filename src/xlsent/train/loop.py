@@ -40,6 +40,7 @@ from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
+from xlsent.models.sentence import SentenceSettings
 from xlsent.ragged import Ragged
 from xlsent.train import distributed, step
 from xlsent.train.collate import Batch, Tokens, collate
@@ -68,6 +69,7 @@ class TrainSettings:
     batch_size: int = 1024
     micro_batch_size: int = 256
     max_steps: int = 100_000
+    freeze_word_embeddings: bool = False
     eval_every: int = 2000
     checkpoint_every: int = 2000
     log_every: int = 50
@@ -125,10 +127,14 @@ RTL_VOCABULARIES = ("english", "all")
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """The run's model entry as the trainer builds it. `sentence`: the entry's pooling and
+    prefix, which win over what a checkpoint it starts from records (`init_from`)."""
+
     init: str  # "pretrained" | "scratch"
     tokenizer_dir: Path
     pretrained_dir: Path | None = None
     shape: dict | None = None
+    sentence: SentenceSettings = dataclasses.field(default_factory=SentenceSettings)
 
 
 class TrainingError(XlsentError):
@@ -230,8 +236,12 @@ class Trainer:
             settings.max_length,
             model_spec.shape,
         )
+        # In the model's config, so that the objectives, the export and every loader read them.
+        model_spec.sentence.record(self.model.config)
         if settings.language_embeddings:
             encoder.add_language_embeddings(self.model, list(train_paths), settings.seed)
+        if settings.freeze_word_embeddings:
+            self.model.get_input_embeddings().weight.requires_grad_(False)
         self.languages = encoder.language_ids(self.model)
         self.objective = Objectives(
             self.model,
@@ -411,7 +421,7 @@ class Trainer:
         """Stop when the record names a best step whose weights are not there: exporting the
         final weights under the best step's record would mislabel the model."""
         step = self.best["step"]
-        if step is None:
+        if not step:  # None or 0: the starting weights, which are the model's own
             return
         path = self._best_weights(step)
         if not path.exists():
@@ -530,11 +540,12 @@ class Trainer:
             ids, mask = collate(rows.take(part), *self.special)
             types = None if self.languages is None else torch.full_like(ids, self.languages[lang])
             with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-                vectors = encoder.cls_vectors(
+                vectors = encoder.sentence_vectors(
                     self.model,
                     ids.to(self.device),
                     mask.to(self.device),
                     None if types is None else types.to(self.device),
+                    self.model_spec.sentence.pooling,
                 )
             out[part] = vectors.float().cpu().numpy()
         return out
@@ -553,6 +564,10 @@ class Trainer:
             log_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history))
         previous = signal.signal(signal.SIGTERM, self._request_stop)
         started, pairs_since, tokens_since, records = time.perf_counter(), 0, 0, []
+        if s.max_steps == 0 and self.world.main:
+            # Nothing trains: the starting model is the export, with its dev P@1 (step 0).
+            self.best = {"step": 0, **self.evaluate()}
+            self._log({"step": 0, **self.best, "best": True}, log_path)
         try:
             while self.step < s.max_steps:
                 record = self.train_step()
@@ -617,7 +632,7 @@ class Trainer:
     def export(self, out_dir: Path, run_config: dict) -> None:
         """Write the best model (HF + sentence-transformers) and the run's records."""
         self._check_best_weights()
-        if self.best["step"] is not None:
+        if self.best["step"]:
             best = torch.load(self._best_weights(self.best["step"]), map_location=self.device)
             self.model.load_state_dict(best["model"])
             if self.objective.mlm is not None:

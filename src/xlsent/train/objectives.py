@@ -11,8 +11,9 @@
   baseline; `tlm_weight`).
 
 A micro-batch of N pairs is encoded as 2N sentences in one pass (the N non-English sides,
-then their N English translations); TR uses their sentence vectors, WTR the same pass's word
-vectors, RTL the non-English token states, and AWP one more pass over masked copies. MLM
+then their N English translations); TR uses their sentence vectors (the model's pooling,
+`xlsent.models.sentence`), WTR the same pass's word vectors, RTL the non-English token
+states, and AWP one more pass over masked copies. MLM
 and TLM encode their own corrupted sequences; the MLM head is one per encoder (AWP predicts
 with the head an `mlm` run trained, when the run starts from one).
 The batch arrives built (`collator`, `xlsent.train.collate`); here the encoder and the heads
@@ -32,6 +33,7 @@ from xlsent.losses.tr import Gather, translation_ranking_loss
 from xlsent.losses.wtr import word_translation_ranking_loss
 from xlsent.models.mlm_head import mlm_head
 from xlsent.models.rtl_head import RTLHead
+from xlsent.models.sentence import SentenceSettings, pool
 from xlsent.train.collate import Batch, Collator, Tokens
 
 METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
@@ -60,6 +62,8 @@ class Objectives(nn.Module):
             raise ValueError(f"unknown method {settings.method!r}; methods: {', '.join(METHODS)}")
         self.encoder = encoder
         self.settings = settings
+        # The model's pooling, which the trainer records in its config (`SentenceSettings`).
+        self.pooling = SentenceSettings.read(encoder.config).pooling
         self.gather = gather
         alpha, beta, gamma = settings.wacse_weights
         self.weights = {"tr": 1.0}
@@ -97,7 +101,8 @@ class Objectives(nn.Module):
         pooler = getattr(encoder, "pooler", None)
         if settings.pooler == "mlp":
             # DAP's code (SimCSE's mlp_only_train) trains TR through a freshly initialised
-            # dense + tanh over CLS, not a checkpoint's pooler; evaluation drops it.
+            # dense + tanh over the sentence vector (CLS there), not a checkpoint's pooler;
+            # evaluation drops it.
             encoder._init_weights(pooler.dense)
         elif pooler is not None:
             encoder.pooler.requires_grad_(False)
@@ -117,7 +122,7 @@ class Objectives(nn.Module):
         loss, parts = torch.zeros(()), {}
         if batch.ids is not None:
             hidden = self.encode(batch.ids, batch.mask, batch.types)
-            vectors = self.sentence_vectors(hidden)
+            vectors = self.sentence_vectors(hidden, batch.mask)
             if tr_grads is None:
                 parts["tr"] = translation_ranking_loss(
                     vectors[:n], vectors[n:], s.temperature, s.direction, self.gather
@@ -136,14 +141,19 @@ class Objectives(nn.Module):
         loss = loss + sum(self.weights[name] * parts[name] for name in parts if name != "tr")
         return loss, parts
 
-    def sentence_vectors(self, hidden: torch.Tensor) -> torch.Tensor:
-        """TR's sentence vectors: CLS, through a freshly initialised MLP (the encoder's pooler
-        layer, dense + tanh) with `pooler: mlp` (training only: evaluation is raw CLS)."""
-        return self.encoder.pooler(hidden) if self.settings.pooler == "mlp" else hidden[:, 0]
+    def sentence_vectors(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """TR's sentence vectors: the model's pooling of the last hidden states (B×T×d) over
+        `mask` (B×T), through a freshly initialised MLP (the encoder's pooler layer, dense +
+        tanh) with `pooler: mlp` (training only: evaluation takes the pooled vector)."""
+        vectors = pool(hidden, mask, self.pooling)
+        if self.settings.pooler == "mlp":
+            # The pooler's own forward reads the first token: its layers, on the pooled vector.
+            return self.encoder.pooler.activation(self.encoder.pooler.dense(vectors))
+        return vectors
 
     def embed(self, batch: Batch) -> torch.Tensor:
         """The sentence vectors (2N×d) of `batch`, as `forward` computes them."""
-        return self.sentence_vectors(self.encode(batch.ids, batch.mask, batch.types))
+        return self.sentence_vectors(self.encode(batch.ids, batch.mask, batch.types), batch.mask)
 
     def encode(
         self,
