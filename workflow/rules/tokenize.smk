@@ -30,6 +30,7 @@ rule fetch_model:
         "logs/fetch_model/{model}.log",
     # On the login node: hub downloads need the internet, which compute nodes may lack.
     localrule: True
+    priority: PRIORITY["to_training"]
     conda:
         "../../envs/gpu.yaml"
     threads: 1

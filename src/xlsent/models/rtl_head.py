@@ -60,6 +60,9 @@ class RTLHead(nn.Module):
         if not 1 <= layers <= available:
             raise ValueError(f"the RTL head takes 1 to {available} layers, not {layers}")
         self.mask_id = mask_id
+        # Target rows past a sentence's end: never attended to nor predicted. From the config,
+        # as BERT's embeddings (multilingual-e5's) keep no `padding_idx`, XLM-R's do.
+        self.pad_id = encoder.config.pad_token_id
         self.embeddings = copy.deepcopy(encoder.embeddings)
         last = encoder.encoder.layer[-layers:]
         self.layers = nn.ModuleList(copy.deepcopy(layer) for layer in last)
@@ -91,7 +94,7 @@ class RTLHead(nn.Module):
         non-English sentences *after* CLS; `target_mask` (B×T) marks the English tokens to
         reconstruct. Padding on either side is neither attended to nor predicted.
         """
-        masks = torch.where(target_mask.bool(), self.mask_id, self.embeddings.padding_idx)
+        masks = torch.where(target_mask.bool(), self.mask_id, self.pad_id)
         hidden = torch.cat([source_states, self.embeddings(input_ids=masks)], dim=1)
         attend = torch.cat([source_mask, target_mask], dim=1).bool()
         additive = torch.zeros(attend.shape, dtype=hidden.dtype, device=hidden.device)

@@ -534,7 +534,11 @@ class Trainer:
             **({"dev_without": without} if without else {}),
         }
 
-    def _encode(self, rows: Ragged, lang: str, batch: int = 512) -> np.ndarray:
+    def _encode(self, rows: Ragged, lang: str) -> np.ndarray:
+        # As many sentences a batch as a training micro-batch encodes (its N pairs' 2N
+        # sentences), which fit by construction: on a CPU, multilingual-e5-small encodes
+        # batches of 64 1.5 times as fast as of 256, as training's are sized for it.
+        batch = 2 * self.settings.micro_batch_size
         out = np.zeros((len(rows), self.model.config.hidden_size), np.float32)
         for part in encoder.length_sorted(rows.lengths, batch):
             ids, mask = collate(rows.take(part), *self.special)
