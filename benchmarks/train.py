@@ -901,7 +901,9 @@ def main() -> None:
     cpu_xlmr = args.shape == "xlmr-base" and not args.device.startswith("cuda")
     slow = args.shape == "me5" or cpu_xlmr
     warmup = args.warmup if args.warmup is not None else 1 if slow else 3
-    if args.shape in ("demo", "me5") and args.json_out:  # a child of bench_isolated
+    # A child of bench_isolated (`--json-out`) or a demo run in this process measures here.
+    here = args.json_out or (args.shape == "demo" and not args.isolate)
+    if args.shape in ("demo", "me5") and here:
         result = bench_demo(
             runs,
             args.steps,
@@ -914,21 +916,11 @@ def main() -> None:
             args.shape,
             None if args.freeze is None else args.freeze == "on",
         )
-        args.json_out.write_text(json.dumps(result) + "\n")  # its result, no table
-        return
-    if args.shape == "me5" or (args.shape == "demo" and args.isolate):
+        if args.json_out:
+            args.json_out.write_text(json.dumps(result) + "\n")  # its result, no table
+            return
+    elif args.shape in ("demo", "me5"):
         result = bench_isolated(args, runs, warmup)
-    elif args.shape == "demo":
-        result = bench_demo(
-            runs,
-            args.steps,
-            warmup,
-            args.batch,
-            args.micro_batch or args.batch,
-            args.threads,
-            args.peak_tflops,
-            args.data_dir,
-        )
     else:
         result = bench_xlmr(
             runs,
