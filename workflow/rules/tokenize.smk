@@ -28,9 +28,9 @@ rule fetch_model:
         directory("results/pretrained/{model}"),
     log:
         "logs/fetch_model/{model}.log",
+    priority: PRIORITY["to_training"]
     # On the login node: hub downloads need the internet, which compute nodes may lack.
     localrule: True
-    priority: PRIORITY["to_training"]
     conda:
         "../../envs/gpu.yaml"
     threads: 1
