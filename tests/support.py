@@ -37,6 +37,32 @@ def tiny_shape(layers: int = 1, **overrides: float) -> dict:
     }
 
 
+def tiny_encoder(layers: int = 3, kind: str = "xlm-roberta"):
+    """A tiny seeded XLM-R (positions from padding_idx + 1), or BERT (multilingual-e5's and
+    mBERT's architecture, whose embeddings keep no padding index and number positions from
+    0), without dropout, in eval mode."""
+    import torch
+    from transformers import BertConfig, BertModel, XLMRobertaConfig, XLMRobertaModel
+
+    torch.manual_seed(0)
+    config_class, model_class = {
+        "xlm-roberta": (XLMRobertaConfig, XLMRobertaModel),
+        "bert": (BertConfig, BertModel),
+    }[kind]
+    config = config_class(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=40,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        pad_token_id=1,
+    )
+    return model_class(config).eval()
+
+
 def snakemake_command(workdir: Path, *args: str) -> list[str]:
     """The command line of Snakemake on the repository's workflow in `workdir`."""
     return [

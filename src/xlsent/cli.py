@@ -34,13 +34,31 @@ from xlsent.commands import (
     train,
 )
 
+# What `xlsent --help` leads with: the workflow is run by Snakemake, not by these commands.
+USAGE = """\
+Cross-lingual sentence encoders, from parallel corpora to the papers' tables.
+
+The workflow is run by Snakemake, from the repository root:
+  make demo                                        the offline demo (minutes, 2 cores)
+  snakemake --cores 8 results/tables/tatoeba.csv   the paper config (config.yaml)
+  snakemake --profile slurm results/tables/tatoeba.csv --configfile my.yaml
+  xlsent status [SNAKEMAKE ARGUMENTS]              what the next run redoes, and why
+A failed or killed run resumes with the same command (docs/recovery.md).
+
+The commands below are what the workflow's rules call, one per job kind; each takes
+explicit paths and settings, for running one job by hand."""
+
 # The stages in workflow order: `xlsent --help` lists their subcommands in this order.
 STAGES = (corpus, tokenize, align, train, evaluate, bisent2vec, tables, status)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The `xlsent` parser: every stage's subcommands, each with its handler as a default."""
-    parser = argparse.ArgumentParser(prog="xlsent", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="xlsent",
+        description=USAGE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for stage in STAGES:
         stage.register(sub)

@@ -130,13 +130,40 @@ def _snakemake(args: list[str]) -> str:
     return proc.stdout + proc.stderr
 
 
+# Up to this many jobs are listed one by one; more (a first run of a paper config plans
+# hundreds) are summarised by rule.
+LISTED_JOBS = 30
+
+
+def by_rule(jobs: list[Job]) -> list[str]:
+    """One line per rule, in plan order: its job count and its distinct reasons, each named
+    by its kind (the text before a reason's colon: the files it lists differ per job), a
+    changed setting with its keys and values."""
+    rules: dict[str, list[Job]] = {}
+    for job in jobs:
+        rules.setdefault(job.rule, []).append(job)
+    lines = []
+    for rule, members in rules.items():
+        kinds = dict.fromkeys(
+            reason if reason.startswith("settings changed") else reason.split(":")[0]
+            for job in members
+            for reason in job.reasons
+        )
+        count = f"{len(members)} job{'s' if len(members) > 1 else ''}"
+        lines.append(f"{rule} ({count}): {'; '.join(kinds) or 'see snakemake -n'}")
+    return lines
+
+
 def report(args: list[str], root: Path = Path(".")) -> str:
     """The status report of `snakemake ARGS` (the user's targets, --configfile, ...)."""
     jobs = planned_jobs(_snakemake([*args, "--dry-run"]))
     summary = _snakemake([*args, "--detailed-summary"])
     lost = orphans(summary[summary.find("output_file\t") :], root)
     lines = []
-    if jobs:
+    if len(jobs) > LISTED_JOBS:
+        lines.append(f"The next run redoes {len(jobs)} jobs (by rule; each job: snakemake -n):")
+        lines += [f"  {line}" for line in by_rule(jobs)]
+    elif jobs:
         lines.append(f"The next run redoes {len(jobs)} jobs:")
         for job in jobs:
             name = f"{job.rule} ({job.wildcards})" if job.wildcards else job.rule

@@ -74,9 +74,9 @@ def _run(
     return stats, list(table.select("en", "xx").iter_rows())
 
 
-def _dropped(stats: dict) -> dict[str, int]:
-    """The filters that dropped something (all seven are always reported)."""
-    assert list(stats["dropped"]) == list(FILTERS)
+def _dropped(stats: dict, style: str = "words") -> dict[str, int]:
+    """The filters that dropped something (all the style's are always reported)."""
+    assert list(stats["dropped"]) == list(FILTERS[style])
     assert sum(stats["dropped"].values()) + stats["kept"] == stats["read"]
     return {name: n for name, n in stats["dropped"].items() if n}
 

@@ -1,6 +1,7 @@
 """Collators: the tensors each method's losses read, built from pairs, word spans and links."""
 
 import ast
+import dataclasses
 import importlib
 
 import numpy as np
@@ -91,6 +92,35 @@ def test_rtl_targets_are_the_english_tokens_with_sep_without_cls_or_padding():
     assert batch.rtl_mask.shape == (2, batch.ids.shape[1] - 1)  # the English rows after CLS
 
 
+def test_tlm_in_daps_layout_puts_each_padded_side_beside_the_other():
+    """`tlm_input: dap`, DAP's code: the pair's two rows as the micro-batch pads them (width 5,
+    its longest sentence with <s> and </s>), side by side, the padding between them masked,
+    positions counted from 0 at each side's <s>, each side's language."""
+    dap = Collator(T, LANGUAGES, ranking=False, lm="tlm", mlm_probability=1e-12, tlm_input="dap")
+    batch = dap(PAIRS, BOTH, rng=np.random.default_rng(0))
+    assert batch.ids is None and len(batch.lm_targets) == 0  # TLM alone, nothing chosen
+    assert batch.lm_ids.tolist() == [
+        [0, 30, 2, 1, 1, 0, 40, 41, 42, 2],  # kk: x = 30, y = 40 41 42
+        [0, 10, 11, 12, 2, 0, 20, 21, 22, 2],  # de
+    ]
+    assert batch.lm_mask.tolist() == [[1, 1, 1, 0, 0, 1, 1, 1, 1, 1], [1] * 10]
+    assert batch.lm_positions.tolist() == [[0, 1, 2, 3, 4] * 2] * 2
+    assert batch.lm_types.tolist() == [[2] * 5 + [0] * 5, [1] * 5 + [0] * 5]
+    # Everything chosen: every subword predicts itself at its column, y's after x's row and
+    # y's <s>; the draws are the XLM layout's, subword for subword.
+    every = Collator(T, ranking=False, lm="tlm", mlm_probability=1.0, vocab_size=50)
+    ours = dataclasses.replace(every, tlm_input="dap")(PAIRS, BOTH, rng=np.random.default_rng(4))
+    xlm = every(PAIRS, BOTH, rng=np.random.default_rng(4))
+    rows, columns = ours.lm_predict.unbind(1)
+    assert sorted(zip(rows.tolist(), columns.tolist(), strict=True)) == [
+        (0, 1), (0, 6), (0, 7), (0, 8), (1, 1), (1, 2), (1, 3), (1, 6), (1, 7), (1, 8)
+    ]  # fmt: skip
+    assert ours.lm_targets.tolist() == xlm.lm_targets.tolist()
+    assert batch.lm_ids[rows, columns].tolist() == ours.lm_targets.tolist()
+    xlm_rows, xlm_columns = xlm.lm_predict.unbind(1)
+    assert ours.lm_ids[rows, columns].tolist() == xlm.lm_ids[xlm_rows, xlm_columns].tolist()
+
+
 def test_word_objectives_need_word_alignments():
     with pytest.raises(ValueError, match="word alignments"):
         Collator(T, wtr=True)(PAIRS, BOTH)
@@ -117,7 +147,7 @@ def test_to_keeps_the_fields_a_method_does_not_need_empty():
     assert batch.pool is None and batch.rtl_targets is not None
 
 
-@pytest.mark.parametrize("name", ["tr", "awp", "wtr", "rtl"])
+@pytest.mark.parametrize("name", ["tr", "awp", "wtr", "rtl", "mlm"])
 def test_the_losses_build_no_batches_and_call_no_model(name):
     """Batch building lives here; a loss module imports nothing but torch."""
     module = importlib.import_module(f"xlsent.losses.{name}")

@@ -35,6 +35,10 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--manifest resources/opus.yaml --zip Tanzil=results/Tanzil/kk.zip QED=results/QED/kk.zip",
         "--heldout-fraction 0.2",
     ],
+    ("clean", "{params.filters}"): [
+        "--max-length-ratio 3.0",
+        "--tokenizer-dir results/pretrained/xlmr",
+    ],
     ("tokenizer", "{params.args}"): [
         "--pretrained results/pretrained/xlmr",
         "--corpus kk=kk/train.parquet te=te/train.parquet --vocab-size 32000 --sentences 2000",
@@ -87,6 +91,7 @@ CONDITIONAL = {
     ("clean", "corpora"): "corpus.local.corpora: source local, when set",
     ("clean", "manifest"): "corpus.opus.manifest: source opus",
     ("clean", "heldout_fraction"): "corpus.demo.heldout_fraction: source demo",
+    ("clean", "max_length_ratio"): "corpus.clean.max_length_ratio: style words",
     ("download-opus", "base_url"): "corpus.opus.base_url: when set",
     ("tokenizer", "corpus"): "a scratch model's training corpus",
     ("tokenizer", "vocab_size"): "a scratch model's vocab_size",
@@ -260,12 +265,12 @@ def test_the_schema_check_finds_a_default_added_to_a_setting_flag() -> None:
     parser = build_parser()
     clean = _subparsers(parser)["clean"]
     clean.set_defaults(min_tokens=4)
-    _options(clean)["--max-length-ratio"].required = False
+    _options(clean)["--style"].required = False
     _options(clean)["--heldout-fraction"].default = 0.2
     assert _defaults_beside_the_schema(parser) == [
         "clean --heldout-fraction has default 0.2",
+        "clean --style is optional",
         "clean --min-tokens has default 4",
-        "clean --max-length-ratio is optional",
     ]
 
 
@@ -291,6 +296,36 @@ def test_status_passes_snakemake_arguments_through(monkeypatch) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["align-pharaoh", "--manifest", "m", "--out", "o", "--configfile", "c"])
     assert exit_info.value.code == 2
+
+
+def test_help_leads_with_how_to_run_the_workflow(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    # The Snakemake commands and status come before the per-job subcommands.
+    assert shown.index("make demo") < shown.index("xlsent status") < shown.index("clean")
+    assert "snakemake --profile slurm" in shown
+    with pytest.raises(SystemExit):
+        main(["status", "--help"])
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: xlsent status [SNAKEMAKE ARGUMENTS ...]")
+    assert "Every argument is Snakemake's" in shown
+
+
+def test_a_long_plan_is_summarised_by_rule() -> None:
+    from xlsent.status import Job, by_rule
+
+    jobs = [Job("clean", f"lang={lang}", [], ["Missing output files: x"]) for lang in "abc"]
+    jobs += [
+        Job("train", "run=tr, seed=42", [], ["settings changed: max_steps: 5 → 6"]),
+        Job("train", "run=dap, seed=42", [], ["an input is rebuilt: y", "Code has changed"]),
+        Job("tables", "", [], []),
+    ]
+    assert by_rule(jobs) == [
+        "clean (3 jobs): Missing output files",
+        "train (2 jobs): settings changed: max_steps: 5 → 6; an input is rebuilt; Code has changed",
+        "tables (1 job): see snakemake -n",
+    ]
 
 
 def test_results_writer_writes_the_columns_the_tables_read(tmp_path: Path) -> None:

@@ -36,7 +36,8 @@ def test_paper_config_is_the_paper_setup():
     }
     settings = train_settings(config, "tr", 42)
     assert settings["max_length"] == 32
-    assert settings["lr"] == 5e-5
+    assert settings["lr"] == 3e-5  # DAP's train_tr.sh; the train block's 5e-5 elsewhere
+    assert train_settings(config, "wacse", 42)["lr"] == 5e-5
     assert settings["batch_size"] == 1024
     assert settings["eval_every"] == 2000
     assert settings["temperature"] == 0.05
@@ -47,8 +48,17 @@ def test_paper_config_is_the_paper_setup():
     assert train_settings(config, "dap", 0)["rtl_weight"] == 0.8
     assert train_settings(config, "dap", 0)["pooler"] == "mlp"
     assert train_settings(config, "wacse", 0)["pooler"] == "cls"
+    # DAP's TR and TR+TLM rows as its scripts ran them (docs/methods.md).
+    assert settings["pooler"] == "mlp"
+    tlm = train_settings(config, "tr-tlm", 0)
+    assert (tlm["pooler"], tlm["lr"], tlm["mlm_probability"]) == ("mlp", 3e-5, 0.2)
+    assert (tlm["tlm_weight"], tlm["tlm_input"]) == (0.8, "dap")
+    assert train_settings(config, "wacse", 0)["tlm_input"] == "xlm"
     assert settings["negatives"] == "batch"
     assert config["corpus"]["per_source_cap"] == 1_010_000
+    # DAP's filters, counting tokens with mBERT's tokenizer as DAP's code did.
+    clean = config["corpus"]["clean"]
+    assert (clean["style"], clean["min_tokens"], clean["tokenizer"]) == ("dap", 4, "mbert")
     assert config["tables"]["groups"] == ["low4", "low5", "low8", "laser14", "dap28", "xtreme36"]
     # WACSE §6: the ablations are single-seed 10K-step runs.
     ablations = config["tables"]["ablation"]["runs"]
@@ -378,6 +388,24 @@ TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_atten
             {"corpus": {"source": "local", "local": {"dir": "x", "corpora": []}}},
             "config key `corpus.local.corpora`: [] should be non-empty",
         ),
+        (
+            {"corpus": {"clean": {"style": "dap"}}},
+            "config key `corpus.clean.tokenizer` must name a pretrained model of `models` when "
+            "`corpus.clean.style` is dap: its tokenizer counts the subword tokens",
+        ),
+        (
+            {"corpus": {"clean": {"style": "dap", "tokenizer": "mbert"}}},
+            "config key `corpus.clean.tokenizer`: 'mbert' is not one of `models` (xlmr)",
+        ),
+        (
+            {
+                "models": {"xlmr": {"init": "pretrained", "path": "x"}, "tiny": TINY},
+                "corpus": {"clean": {"style": "dap", "tokenizer": "tiny"}},
+            },
+            "config key `corpus.clean.tokenizer`: model 'tiny' is a scratch model, whose "
+            "tokenizer is trained on the cleaned corpus: name a pretrained model, or set "
+            "corpus.clean.style to words",
+        ),
     ],
 )
 def test_rules_between_keys_name_the_key_and_the_fix(config, message):
@@ -594,6 +622,29 @@ def test_model_paths_that_exist_hub_ids_and_unused_models_pass(tmp_path, monkeyp
     # A model no run uses may point at another machine's directory.
     config = _pretrained("xlm-roberta-base")
     config["models"]["elsewhere"] = {"init": "pretrained", "path": "/cluster/models/xlmr"}
+    check_paths(config, ROOT)
+
+
+def test_dap_cleaning_needs_a_tokenizer_json_in_a_local_model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mbert").mkdir()
+    models = {  # no run uses `tok`
+        "m": {"init": "pretrained", "path": "xlm-roberta-base"},
+        "tok": {"init": "pretrained", "path": "./mbert"},
+    }
+    dap = {"corpus": {"clean": {"style": "dap", "tokenizer": "tok"}}}
+    config = _pretrained("xlm-roberta-base", models=models, **dap)
+    with pytest.raises(ConfigError) as info:
+        check_paths(config, ROOT)
+    assert str(info.value).startswith(
+        "config key `corpus.clean.tokenizer`: model 'tok' (./mbert) has no tokenizer.json"
+    )
+    (tmp_path / "mbert" / "tokenizer.json").write_text("{}")
+    check_paths(config, ROOT)
+    config["models"]["tok"]["path"] = "./nowhere"
+    with pytest.raises(ConfigError, match=r"`models.tok.path`: directory nowhere does not exist"):
+        check_paths(config, ROOT)
+    config["models"]["tok"]["path"] = "bert-base-multilingual-cased"  # fetched from the hub
     check_paths(config, ROOT)
 
 

@@ -1,16 +1,21 @@
 """Dual-pivot transfer (Tien & Steinert-Threlkeld 2022): its losses against hand-computed
-values, the head over a frozen encoder, the caching of pooled states, unpaired batches, and a
+values, the head over a frozen encoder, the caching of pooled states, unpaired batches, the
+authors' schedule (epochs, early stopping on the dev loss, a step cap) and its settings, and a
 trained head saved and loaded through the evaluation's encoder interface."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
+from support import ROOT
 from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizerFast
 
+from xlsent.config import ConfigError, dualpivot_settings, load, validate
 from xlsent.losses.critic import critic_loss
 from xlsent.losses.cycle import cycle_loss
 from xlsent.losses.triplet import triplet_ranking_loss
@@ -20,11 +25,14 @@ from xlsent.train.dualpivot import (
     DualPivotSettings,
     Features,
     batch_indices,
+    dev_batches,
+    epoch_ends,
     random_negatives,
     train,
 )
 
 SPECIAL = (0, 2, 1)  # cls, sep, pad as XLM-R numbers them
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def tiny_encoder(seed: int = 0) -> XLMRobertaModel:
@@ -221,6 +229,138 @@ def test_single_layer_baseline_picks_the_best_dev_layer():
 def test_too_few_pivot_pairs_for_a_batch_is_an_error():
     with pytest.raises(ValueError, match="12 de-en training pairs, fewer than the 16"):
         train(_settings("dualpivot-unsup"), tiny_encoder(), SPECIAL, pairs(12), pairs(10, 1))
+
+
+# The schedule -------------------------------------------------------------------------------
+
+
+def test_epochs_end_every_steps_per_epoch_and_a_cap_ends_the_last():
+    def ends(**kw):
+        return epoch_ends(_settings("dualpivot-sup", **{"steps": None, **kw}))
+
+    assert ends(epochs=3, steps_per_epoch=20) == [20, 40, 60]
+    assert ends(epochs=3, steps_per_epoch=20, steps=50) == [20, 40, 50]
+    assert ends(epochs=3, steps_per_epoch=20, steps=40) == [20, 40]
+    assert ends(epochs=3, steps_per_epoch=20, steps=500) == [20, 40, 60]
+    # The small configs: a cap below one epoch is a fixed number of steps.
+    assert ends(epochs=32, steps_per_epoch=16384, steps=2000) == [2000]
+
+
+def test_dev_batches_cover_every_dev_pair_in_order():
+    batches = dev_batches(50, 8)
+    assert len(batches) == 6 and {len(b) for b in batches} <= {8, 9}
+    assert np.concatenate(batches).tolist() == list(range(50))
+    assert [b.tolist() for b in dev_batches(5, 8)] == [[0, 1, 2, 3, 4]]
+
+
+def _log(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize(("patience", "epochs"), [(1, 2), (2, 3), (None, 4)])
+def test_a_dev_loss_that_never_falls_stops_training_after_patience_epochs(
+    tmp_path, patience, epochs
+):
+    """lr 0: the head never moves, so no epoch after the first lowers the dev loss, and
+    training stops `patience` epochs after it (never, with None), keeping the first."""
+    settings = _settings(
+        "dualpivot-sup", lr=0.0, steps=None, epochs=4, steps_per_epoch=5, patience=patience
+    )
+    _, record = train(settings, tiny_encoder(), SPECIAL, pairs(64), pairs(24, 1), tmp_path / "log")
+    lines = _log(tmp_path / "log")
+    ends = [line for line in lines if "epoch" in line]
+    assert [(e["epoch"], e["step"]) for e in ends] == [(e, 5 * e) for e in range(1, epochs + 1)]
+    assert len({e["dev_loss"] for e in ends}) == 1
+    stopped = "epochs" if patience is None else "patience"
+    assert record["stopped"] == stopped and record["epochs"] == epochs
+    assert record["steps"] == 5 * epochs
+    assert (record["best_epoch"], record["best_step"]) == (1, 5)
+    assert lines[-1] == {"step": 5, **{k: v for k, v in record.items() if k != "history"}}
+
+
+def test_training_stops_early_and_keeps_the_best_epochs_head(tmp_path):
+    """A real unsupervised run whose dev loss turns up (the critic learns too): it stops one
+    epoch after its lowest dev loss and returns that epoch's head, not the last one."""
+    settings = _settings(
+        "dualpivot-unsup", lr=0.05, steps=None, epochs=6, steps_per_epoch=10, patience=1
+    )
+    head, record = train(
+        settings, tiny_encoder(), SPECIAL, pairs(64), pairs(24, 1), tmp_path / "log"
+    )
+    ends = [line for line in _log(tmp_path / "log") if "epoch" in line]
+    losses = [e["dev_loss"] for e in ends]
+    best = ends[losses.index(min(losses))]
+    assert record["stopped"] == "patience" and record["epochs"] < 6
+    assert record["epochs"] == best["epoch"] + 1 == len(ends)
+    assert (record["best_epoch"], record["best_step"]) == (best["epoch"], best["step"])
+    assert record["dev_loss"] == best["dev_loss"] < ends[-1]["dev_loss"]
+    # The returned head is the kept epoch's: its dev P@1 is that epoch's, not the last's.
+    assert record["dev_p1"] == best["dev_p1"]
+    assert not head.training
+
+
+def test_a_step_cap_ends_the_last_epoch_and_below_one_epoch_keeps_the_last_head(tmp_path):
+    capped = _settings("dualpivot-sup", steps=25, epochs=5, steps_per_epoch=10, patience=None)
+    _, record = train(capped, tiny_encoder(), SPECIAL, pairs(64), pairs(24, 1), tmp_path / "a")
+    assert [e["step"] for e in _log(tmp_path / "a") if "epoch" in e] == [10, 20, 25]
+    assert (record["stopped"], record["epochs"], record["steps"]) == ("steps", 3, 25)
+    # The small configs' fixed budget: one partial epoch, its last step's head.
+    fixed = _settings("dualpivot-sup", steps=60, log_every=30)
+    _, record = train(fixed, tiny_encoder(), SPECIAL, pairs(64), pairs(24, 1), tmp_path / "b")
+    lines = _log(tmp_path / "b")
+    assert [line["step"] for line in lines] == [30, 60, 60]
+    assert "epoch" not in lines[0] and lines[1]["epoch"] == 1 and "dev_loss" in lines[1]
+    assert (record["stopped"], record["epochs"], record["best_step"]) == ("steps", 1, 60)
+
+
+def test_the_paper_config_trains_by_the_authors_schedule_and_the_small_ones_do_not():
+    config = load(ROOT / "config.yaml", SCHEMA)
+    for run in ("dualpivot-sup-de", "dualpivot-unsup-ar", "dualpivot-unsup-de-bucc"):
+        settings = dualpivot_settings(config, run, 42)
+        assert (settings["epochs"], settings["steps_per_epoch"], settings["patience"]) == (
+            32,
+            16384,
+            1,
+        )
+        assert settings["steps"] is None and settings["max_pairs"] is None
+    # Table 2's unsupervised models (n 1, α 0, λ 5, κ 2), de-en and ar-en.
+    for run, pivot in (("dualpivot-unsup-de-bucc", "de"), ("dualpivot-unsup-ar-bucc", "ar")):
+        settings = dualpivot_settings(config, run, 42)
+        assert settings["method"] == "dualpivot-unsup" and settings["pivot"] == pivot
+        table2 = ("negatives", "margin", "cycle_weight", "critic_steps")
+        assert tuple(settings[k] for k in table2) == (1, 0.0, 5.0, 2)
+    # The demo, l10n and pretrained configs keep their fixed budgets: one partial epoch.
+    for name, steps in (("demo", 300), ("l10n", 2000), ("pretrained", 2000)):
+        small = load(ROOT / "resources" / name / "config.yaml", SCHEMA)
+        settings = dualpivot_settings(small, "dualpivot-sup", 42)
+        assert settings["steps"] == steps < settings["steps_per_epoch"]
+
+
+@pytest.mark.parametrize(
+    ("block", "key"),
+    [
+        ({"epochs": 0}, "dualpivot.epochs"),
+        ({"steps_per_epoch": 0}, "dualpivot.steps_per_epoch"),
+        ({"patience": 0}, "dualpivot.patience"),
+        ({"steps": 0}, "dualpivot.steps"),
+        ({"max_pairs": 0}, "dualpivot.max_pairs"),
+        ({"patiense": 1}, "dualpivot.patiense` (did you mean `"),
+    ],
+)
+def test_bad_schedule_settings_name_their_key(block, key):
+    with pytest.raises(ConfigError, match=re.escape(f"`{key}")):
+        validate({"dualpivot": block}, SCHEMA)
+    run = {"method": "dualpivot-sup", "model": "xlmr", "dualpivot": block}
+    with pytest.raises(ConfigError, match=re.escape(f"`runs.d.{key}")):
+        validate({"runs": {"d": run}}, SCHEMA)
+
+
+def test_no_cap_no_patience_and_all_pairs_are_valid_settings():
+    config = validate(
+        {"dualpivot": {"steps": None, "patience": None, "max_pairs": None, "epochs": 2}}, SCHEMA
+    )
+    block = config["dualpivot"]
+    assert (block["steps"], block["patience"], block["max_pairs"]) == (None, None, None)
 
 
 # Saving and loading -------------------------------------------------------------------------

@@ -158,11 +158,20 @@ def test_a_group_nothing_could_fill_stops_the_config():
 def test_a_group_of_untrained_training_languages_is_a_warning():
     # Small configs evaluate a few of a group's languages on purpose: the table leaves the
     # group blank with a footnote, and the config says so before the run.
-    config = validate({"languages": ["kk", "te"], "tables": {"groups": ["low4"]}}, SCHEMA)
-    assert config_warnings(config) == [
+    runs = {"tr": {"method": "tr", "model": "xlmr"}}
+    config = validate(
+        {"languages": ["kk", "te"], "runs": runs, "tables": {"groups": ["low4"]}}, SCHEMA
+    )
+    low4 = (
         "config key `tables.groups`: group 'low4' needs Tatoeba results for ka, jv, which are "
         "not evaluated (`evaluate.tatoeba.languages`, default `languages`): its columns stay "
-        "blank; evaluate them or drop it",
+        "blank; evaluate them or drop it"
+    )
+    # No ablation runs: no ablation table, so its (default) groups are not a concern.
+    assert config_warnings(config) == [low4]
+    config["tables"]["ablation"]["runs"] = ["tr"]
+    assert config_warnings(config) == [
+        low4,
         "config key `tables.ablation.groups`: group 'low8' needs Tatoeba results for ka, jv, "
         "ml, sw, tl, mr, which are not evaluated (`evaluate.tatoeba.languages`, default "
         "`languages`): its columns stay blank; evaluate them or drop it",

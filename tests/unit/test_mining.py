@@ -131,8 +131,30 @@ def test_best_threshold_never_cuts_between_equal_scores():
     assert best.threshold == pytest.approx(0.6)
     assert best.extracted == 2
     assert best.f1 == pytest.approx(200 / 3)
-    # Keeping every candidate is best: the threshold is the last score itself.
-    assert best_threshold(np.array([2.0, 1.0]), np.array([True, True]), 3).threshold == 1.0
+    # Keeping every candidate is best: the threshold is the float just below the last score,
+    # and extraction (strictly above, as DAP's) keeps them all.
+    scores, correct = np.array([2.0, 1.0]), np.array([True, True])
+    best = best_threshold(scores, correct, 3)
+    assert best.threshold == np.nextafter(1.0, 0.0)
+    assert extract(scores, correct, 3, best.threshold).extracted == 2
+
+
+def test_extraction_is_strictly_above_the_threshold():
+    # DAP's eval_bucc.py extracts `scores[i] > threshold`: a score equal to it is left out.
+    scores, correct = np.array([1.5, 1.2, 1.2, 0.9]), np.array([True, True, False, False])
+    assert extract(scores, correct, 2, 1.2).extracted == 1
+    assert extract(scores, correct, 2, 1.1).extracted == 3
+
+
+def test_best_threshold_of_scores_a_float_apart_keeps_the_higher():
+    # The midpoint of two adjacent floats rounds to one of them: the threshold must still
+    # extract the higher score and not the lower.
+    high = np.float32(1.0)
+    low = np.nextafter(high, np.float32(0.0))
+    scores, correct = np.array([high, low], np.float32), np.array([True, False])
+    best = best_threshold(scores, correct, 1)
+    assert best.extracted == 1
+    assert extract(scores, correct, 1, best.threshold).extracted == 1
 
 
 def test_best_threshold_without_a_correct_candidate_extracts_nothing():

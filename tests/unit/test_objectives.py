@@ -4,14 +4,15 @@ language embeddings, and a WACSE run that resumes exactly."""
 import numpy as np
 import pytest
 import torch
-from support import tiny_shape
+from support import tiny_encoder, tiny_shape
 from transformers import AutoModel
 
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.losses.tr import translation_ranking_loss
 from xlsent.models import encoder
+from xlsent.ragged import Ragged
 from xlsent.train.collate import Tokens
-from xlsent.train.data import load_word_aligned
+from xlsent.train.data import Pairs, load_word_aligned
 from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
 from xlsent.train.objectives import Objectives
 
@@ -179,29 +180,39 @@ def test_wacse_run_logs_its_losses_and_resumes_exactly(
 
 def test_the_mlp_pooler_trains_only_when_asked(small_tokenizer, aligned):
     cls = _objectives(small_tokenizer, "tr")
+    assert cls.mlp is None
     assert not any(p.requires_grad for p in cls.encoder.pooler.parameters())
     mlp = _objectives(small_tokenizer, "tr", pooler="mlp")
     loss, _ = mlp(_batch(mlp, aligned))
     loss.backward()
-    assert mlp.encoder.pooler.dense.weight.grad.abs().sum() > 0
-    # The TR loss saw the pooled vectors, not raw CLS.
+    assert mlp.mlp.dense.weight.grad.abs().sum() > 0
+    assert not any(p.requires_grad for p in mlp.encoder.pooler.parameters())
+    # The TR loss saw the MLP's vectors, not raw CLS.
     mlp.eval()
     batch = _batch(mlp, aligned)
     with torch.no_grad():
         out = mlp.encoder(input_ids=batch.ids, attention_mask=batch.mask)
         n = batch.n_pairs
-        pooled = translation_ranking_loss(out.pooler_output[:n], out.pooler_output[n:])
-        raw = translation_ranking_loss(out.last_hidden_state[:n, 0], out.last_hidden_state[n:, 0])
+        cls_states = out.last_hidden_state[:, 0]
+        through = torch.tanh(mlp.mlp.dense(cls_states))
+        pooled = translation_ranking_loss(through[:n], through[n:])
+        raw = translation_ranking_loss(cls_states[:n], cls_states[n:])
         ours = mlp(batch)[1]["tr"].item()
         # An untrained encoder's losses are all near ln 16: compare closely.
         assert ours == pytest.approx(pooled.item(), rel=1e-7)
         assert ours != pytest.approx(raw.item(), rel=1e-7)
 
 
-@pytest.mark.parametrize("method", ["wacse", "dap"])
-def test_length_groups_give_the_losses_of_one_pass(small_tokenizer, aligned, method):
-    one = _objectives(small_tokenizer, method, rtl_layers=1).eval()
-    grouped = _objectives(small_tokenizer, method, rtl_layers=1, length_groups=3).eval()
+@pytest.mark.parametrize(
+    ("method", "settings"),
+    [("wacse", {}), ("dap", {}), ("tr-tlm", {"tlm_input": "dap"}), ("tr-tlm", {})],
+)
+def test_length_groups_give_the_losses_of_one_pass(small_tokenizer, aligned, method, settings):
+    """Also for TLM's rows in DAP's layout, which hold padding between their two sides: a
+    group is as wide as its rows' last real token, not their number of tokens."""
+    one = _objectives(small_tokenizer, method, rtl_layers=1, **settings).eval()
+    grouped = _objectives(small_tokenizer, method, rtl_layers=1, length_groups=3, **settings)
+    grouped.eval()
     grouped.load_state_dict(one.state_dict())
     batch = _batch(one, aligned)
     with torch.no_grad():
@@ -212,21 +223,62 @@ def test_length_groups_give_the_losses_of_one_pass(small_tokenizer, aligned, met
 
 
 def test_an_mlp_pooler_is_freshly_initialised_and_trained_as_daps(small_tokenizer):
-    """`pooler: mlp` trains TR through a new dense + tanh (DAP's code), not a checkpoint's
-    pooler: the pooler of a "pretrained" encoder is re-drawn from the model's init and then
-    trained; with `cls` it is frozen and left as it was."""
+    """`pooler: mlp` trains TR through a new dense + tanh (DAP's code: its own `mlp` module,
+    initialised as the model's layers), not a checkpoint's pooler; the checkpoint's pooler is
+    frozen and left as it was under either setting, which is what the export holds."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(small_tokenizer)
     tokens = Tokens(tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, tok.mask_token_id)
-    for pooler, fresh in (("mlp", True), ("cls", False)):
+    for pooler in ("mlp", "cls"):
         model = encoder.build("scratch", small_tokenizer, max_length=16, shape=SHAPE)
         torch.nn.init.constant_(model.pooler.dense.weight, 0.5)  # as if from a checkpoint
-        Objectives(model, TrainSettings(seed=0, method="tr", pooler=pooler), tokens)
+        objectives = Objectives(model, TrainSettings(seed=0, method="tr", pooler=pooler), tokens)
         weight = model.pooler.dense.weight
-        assert weight.requires_grad == fresh
-        if fresh:
+        assert not weight.requires_grad and bool((weight == 0.5).all())
+        if pooler == "mlp":
+            dense = objectives.mlp.dense
             std = model.config.initializer_range
-            assert abs(float(weight.detach().std()) - std) < 0.2 * std
-        else:
-            assert bool((weight == 0.5).all())
+            assert dense.weight.requires_grad
+            assert abs(float(dense.weight.detach().std()) - std) < 0.2 * std
+            assert not dense.bias.detach().any()
+            assert not any(name.startswith("mlp") for name in model.state_dict())
+
+
+# -- TLM in DAP's layout (`tlm_input: dap`) ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("kind", "positions"),
+    [
+        # DAP's call, torch.arange(T).repeat(1, 2) per pair: each side from its <s>.
+        ("bert", [[0, 1, 2, 3, 4, 0, 1, 2, 3, 4]] * 2),
+        # XLM-R numbers a side as it numbers a sentence: from padding_idx + 1 = 2, padding 1.
+        ("xlm-roberta", [[2, 3, 4, 1, 1, 2, 3, 4, 5, 6], [2, 3, 4, 5, 6, 2, 3, 4, 5, 6]]),
+    ],
+)
+def test_daps_tlm_rows_reach_the_encoder_with_each_sides_positions(kind, positions):
+    """The tlm batch of two pairs (x of 1 and 3 subwords, y of 3 and 3), each side padded to
+    width 5: the encoder reads its states at these position ids, not at its default ones."""
+    model = tiny_encoder(layers=1, kind=kind)
+    tokens = Tokens(cls=0, sep=2, pad=1, mask=3)
+    settings = TrainSettings(seed=0, method="tlm", tlm_input="dap")
+    objectives = Objectives(model, settings, tokens).eval()
+
+    def rows(*ids):
+        return Ragged.from_rows([np.array(r, dtype=np.int32) for r in ids])
+
+    lang = np.zeros(2, dtype=np.int16)
+    pairs = Pairs(rows([30], [10, 11, 12]), rows([40, 41, 42], [20, 21, 22]), lang, ("de",))
+    batch = objectives.collator(pairs, np.array([0, 1]), rng=np.random.default_rng(0))
+    assert batch.lm_ids.shape == (2, 10)
+    assert batch.lm_mask[0].tolist() == [1, 1, 1, 0, 0, 1, 1, 1, 1, 1]
+    with torch.no_grad():
+        ours = objectives.encode(batch.lm_ids, batch.lm_mask, None, batch.lm_positions)
+        expected = model(
+            input_ids=batch.lm_ids,
+            attention_mask=batch.lm_mask,
+            position_ids=torch.tensor(positions),
+        ).last_hidden_state
+        default = model(input_ids=batch.lm_ids, attention_mask=batch.lm_mask).last_hidden_state
+    real = batch.lm_mask.bool()
+    assert torch.allclose(ours[real], expected[real], atol=1e-6)
+    assert not torch.allclose(ours[real], default[real], atol=1e-3)

@@ -165,7 +165,7 @@ def test_filters_on_a_batch_in_their_order() -> None:
     batch = pf.filter_pairs(en, xx, unspaced=False, min_tokens=4)
     assert batch.en[5] == "Open the file now"
     assert batch.en[0] is None
-    assert np.flatnonzero(batch.control).tolist() == [5]
+    assert np.flatnonzero(batch.changed).tolist() == [5]
 
 
 def test_identical_compares_letters_when_the_first_letters_agree() -> None:

@@ -118,7 +118,7 @@ def test_tr_vectors_are_the_models_pooling_and_the_mlp_reads_the_pooled_vector(
     mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
     mean = torch.stack([hidden[0, :3].mean(0), hidden[1, :2].mean(0)])
     if pooler == "mlp":
-        mean = torch.tanh(model.pooler.dense(mean))
+        mean = torch.tanh(objective.mlp.dense(mean))
     assert torch.allclose(objective.sentence_vectors(hidden, mask), mean, atol=1e-6)
 
 

@@ -1,5 +1,6 @@
-"""RTL (DAP eq. 4, 6): the head's input, what it predicts, and the loss by hand; its output
-layer over the English token ids (DAP's code), which the trainer derives from its data."""
+"""RTL (DAP eq. 4, 6): the head's input (DAP's code: the padded layout through the head's
+embedding layer), what it predicts, and the loss by hand; its output layer over the English
+token ids (DAP's code), which the trainer derives from its data."""
 
 import math
 
@@ -7,34 +8,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
-from support import tiny_shape
-from transformers import BertConfig, BertModel, XLMRobertaConfig, XLMRobertaModel
+from support import tiny_encoder, tiny_shape
 
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.models.rtl_head import RTLHead, english_vocabulary
 from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
-
-
-def _encoder(layers: int = 3, kind: str = "xlm-roberta") -> XLMRobertaModel | BertModel:
-    """A tiny XLM-R, or BERT (multilingual-e5's architecture, whose embeddings keep no
-    padding index and number positions from 0)."""
-    torch.manual_seed(0)
-    config_class, model_class = {
-        "xlm-roberta": (XLMRobertaConfig, XLMRobertaModel),
-        "bert": (BertConfig, BertModel),
-    }[kind]
-    config = config_class(
-        vocab_size=50,
-        hidden_size=16,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=40,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        pad_token_id=1,
-    )
-    return model_class(config).eval()
 
 
 def test_loss_is_the_mean_over_the_batchs_english_tokens():
@@ -57,7 +35,7 @@ def test_loss_is_the_mean_over_the_batchs_english_tokens():
 
 
 def test_head_starts_from_the_encoders_last_layers_and_owns_its_copies():
-    encoder = _encoder(layers=3)
+    encoder = tiny_encoder(layers=3)
     head = RTLHead(encoder, layers=2, mask_id=4)
     last = encoder.encoder.layer[1:]
     for mine, theirs in zip(head.layers, last, strict=True):
@@ -77,7 +55,7 @@ def test_head_starts_from_the_encoders_last_layers_and_owns_its_copies():
 
 @pytest.mark.parametrize("kind", ["xlm-roberta", "bert"])
 def test_padding_is_neither_attended_nor_predicted(kind):
-    head = RTLHead(_encoder(kind=kind), layers=2, mask_id=4).eval()
+    head = RTLHead(tiny_encoder(kind=kind), layers=2, mask_id=4).eval()
     torch.manual_seed(1)
     states = torch.randn(2, 5, 16)
     source_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
@@ -92,6 +70,90 @@ def test_padding_is_neither_attended_nor_predicted(kind):
     assert torch.allclose(single, logits[:2], atol=1e-5)
 
 
+# -- g^[0] as DAP's code computes it -----------------------------------------------------------
+def _daps_head_input(head: RTLHead, states, source, english) -> torch.Tensor:
+    """DAP's cl_forward (rtl_pattern target) written out over whole rows, CLS columns and all,
+    with the head's modules: the [MASK] row embedded with the model's own position numbering,
+    [x's states; the masks] embedded again as `inputs_embeds` (numbered in sequence), both
+    CLS columns blocked, the English tokens after CLS predicted."""
+    width = states.shape[1]
+    masks = torch.where(english.bool(), head.mask_id, head.pad_id)
+    embed = head.embeddings
+    mask_states = embed(input_ids=masks, token_type_ids=torch.zeros_like(masks))
+    joined = torch.cat([states, mask_states], dim=1)
+    hidden = embed(inputs_embeds=joined, token_type_ids=torch.zeros(joined.shape[:2], dtype=int))
+    attend = torch.cat([source, english], dim=1).bool()
+    attend[:, [0, width]] = False
+    additive = torch.zeros(attend.shape).masked_fill(~attend, torch.finfo(torch.float).min)
+    for layer in head.layers:
+        out = layer(hidden, attention_mask=additive[:, None, None, :])
+        hidden = out[0] if isinstance(out, tuple) else out
+    return head.lm_head(hidden[:, width + 1 :][english[:, 1:].bool()])
+
+
+# Two pairs padded to the batch's width 5: x rows of 3 and 5 tokens, y rows of 4 and 3 (CLS,
+# subwords, </s>), as the collator lays out a micro-batch.
+SOURCE = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+ENGLISH = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 1, 0, 0]])
+
+
+@pytest.mark.parametrize("kind", ["xlm-roberta", "bert"])
+def test_the_heads_input_is_daps_layout_through_its_embedding_layer(kind):
+    """The states after CLS and the masks, at the code's positions, through the head's
+    embeddings (position and type embeddings, LayerNorm) before its layers: the logits of the
+    code's whole-row computation, for XLM-R (positions from padding_idx + 1) and BERT (from
+    0, multilingual-e5's) alike."""
+    head = RTLHead(tiny_encoder(kind=kind), layers=2, mask_id=4).eval()
+    torch.manual_seed(1)
+    states = torch.randn(2, 5, 16)  # the encoder's last states, CLS in column 0
+    logits = head(states[:, 1:], SOURCE[:, 1:], ENGLISH[:, 1:])
+    assert logits.shape == (int(ENGLISH[:, 1:].sum()), 50)  # the 5 English tokens after CLS
+    with torch.no_grad():
+        expected = _daps_head_input(head, states, SOURCE, ENGLISH)
+    assert torch.allclose(logits, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["xlm-roberta", "bert"])
+def test_the_source_states_pass_the_heads_positions_and_layer_norm(kind):
+    """What the raw states fed to the layers (before the fix) would not show: the head's
+    position embeddings change its output, and with its embedding LayerNorm's gain at 0 every
+    input column is the LayerNorm's bias, so the source states no longer matter."""
+    head = RTLHead(tiny_encoder(kind=kind), layers=2, mask_id=4).eval()
+    torch.manual_seed(1)
+    states, changed = torch.randn(2, 4, 16), torch.randn(2, 4, 16)
+    with torch.no_grad():
+        logits = head(states, SOURCE[:, 1:], ENGLISH[:, 1:])
+        # x's first subword sits at the code's column 1 (position row first + 1; a shift
+        # along every dimension alike would vanish in the LayerNorm).
+        head.embeddings.position_embeddings.weight[head.first + 1] = torch.randn(16)
+        moved = head(states, SOURCE[:, 1:], ENGLISH[:, 1:])
+        assert not torch.allclose(moved, logits, atol=1e-3)
+        head.embeddings.LayerNorm.weight.zero_()
+        flat = head(states, SOURCE[:, 1:], ENGLISH[:, 1:])
+        assert torch.allclose(head(changed, SOURCE[:, 1:], ENGLISH[:, 1:]), flat, atol=1e-6)
+
+
+def test_a_short_position_table_grows_to_hold_the_concatenation():
+    """A scratch encoder's table holds a sentence's positions (max_length + 2 rows), the
+    head's sequence two sentences': the head's copy gains fresh rows, the encoder's kept."""
+    encoder = tiny_encoder()  # XLM-R numbering, 40 rows: sentences of up to 38 tokens
+    table = encoder.embeddings.position_embeddings.weight
+    torch.manual_seed(2)
+    head = RTLHead(encoder, layers=1, mask_id=4, max_length=32).eval()
+    grown = head.embeddings.position_embeddings
+    assert grown.num_embeddings == 2 + 2 * 32 and grown.padding_idx == 1
+    assert torch.equal(grown.weight[:40], table)
+    std = float(grown.weight[40:].detach().std())
+    assert abs(std - encoder.config.initializer_range) < 0.25 * encoder.config.initializer_range
+    # Two sides of 32 tokens (the batch's width): the last mask at position 2 + 2·32 − 1.
+    full = torch.ones(1, 31, dtype=torch.long)
+    assert head(torch.randn(1, 31, 16), full, full).shape == (31, 50)
+    # Long enough already (BERT: 0 to 2·20 − 1 of 40): the table is the encoder's, as copied.
+    bert = tiny_encoder(kind="bert")
+    same = RTLHead(bert, layers=1, mask_id=4, max_length=20).embeddings.position_embeddings
+    assert torch.equal(same.weight, bert.embeddings.position_embeddings.weight)
+
+
 # -- the output layer over English token ids (DAP's code, `rtl_vocabulary: english`) ---------
 KEPT = [2, 7, 9, 30]  # sorted: logit column j stands for token KEPT[j]
 
@@ -99,7 +161,7 @@ KEPT = [2, 7, 9, 30]  # sorted: logit column j stands for token KEPT[j]
 def _heads(vocabulary) -> tuple[RTLHead, RTLHead]:
     """A full head and a restricted one with the same weights (the MLM head's dense layer is
     drawn from the same seed)."""
-    encoder = _encoder()
+    encoder = tiny_encoder()
     torch.manual_seed(5)
     full = RTLHead(encoder, layers=2, mask_id=4).eval()
     torch.manual_seed(5)
@@ -153,7 +215,7 @@ def test_targets_map_to_their_rows_of_the_restricted_layer():
     with pytest.raises(ValueError, match=r"RTL targets \[5, 8\] are not among the head's 4"):
         restricted.target_rows(torch.tensor([2, 8, 5, 8]))
     with pytest.raises(ValueError, match="token ids in"):
-        RTLHead(_encoder(), layers=1, vocabulary=[3, 50])
+        RTLHead(tiny_encoder(), layers=1, vocabulary=[3, 50])
 
 
 def test_the_loss_over_the_english_rows_is_the_cross_entropy_over_them_by_hand():

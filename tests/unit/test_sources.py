@@ -38,6 +38,8 @@ def _clean_argv(lang: str, source: str, args: list[str], out: Path) -> list[str]
         "--source",
         source,
         *args,
+        "--style",
+        "words",
         "--min-tokens",
         "1",
         "--max-length-ratio",

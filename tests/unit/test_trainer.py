@@ -322,3 +322,44 @@ def test_zero_steps_export_the_starting_model_with_its_dev_score(
     assert (logged["step"], logged["dev_p1"]) == (0, best["dev_p1"])
     for name, tensor in AutoModel.from_pretrained(out).state_dict().items():
         assert torch.equal(tensor, start[name]), name
+
+
+def test_the_mlp_pooler_trains_tr_and_stays_out_of_the_export(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """`pooler: mlp` (DAP's scripts: `--pooler_type cls --mlp_only_train`): TR trains through
+    a fresh dense + tanh over CLS; the exported directory holds no trace of it: its weights
+    are the encoder's with the starting model's (unused) pooler, and the vectors it gives in
+    transformers and sentence-transformers are CLS's own."""
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    trainer = _trainer(
+        small_subwords, small_tokenizer, tmp_path / "ckpt", pooler="mlp", max_steps=2, eval_every=2
+    )
+    mlp = trainer.objective.mlp
+    start_mlp = mlp.dense.weight.detach().clone()
+    start_pooler = {k: v.clone() for k, v in trainer.model.pooler.state_dict().items()}
+    assert trainer.run()["step"] == 2
+    assert not torch.equal(mlp.dense.weight, start_mlp)  # TR's gradient went through it
+    out = tmp_path / "model"
+    trainer.export(out, {})
+
+    saved = load_file(out / "model.safetensors")
+    assert {k for k in saved if not k.startswith(("embeddings.", "encoder."))} == {
+        "pooler.dense.weight",
+        "pooler.dense.bias",
+    }
+    for name, value in start_pooler.items():
+        assert torch.equal(saved[f"pooler.{name}"], value), name
+        assert not torch.equal(value, mlp.get_parameter(name))
+    sentences = ["Germany", "Enter a valid email address.", "Deutschland"]
+    model = AutoModel.from_pretrained(out).eval()
+    encoded = AutoTokenizer.from_pretrained(out)(sentences, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        cls = model(**encoded).last_hidden_state[:, 0]
+        through_mlp = mlp(cls)
+    st_vectors = SentenceTransformer(str(out), device="cpu").encode(sentences)
+    assert np.allclose(st_vectors, cls.numpy(), atol=1e-5)
+    assert np.allclose(TextEncoder.load(out, max_length=16)(sentences), st_vectors, atol=1e-5)
+    assert not np.allclose(st_vectors, through_mlp.numpy(), atol=1e-2)

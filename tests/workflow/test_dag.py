@@ -28,8 +28,9 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         "opus_download": downloads,
         "clean": languages,
         "sample": languages,
-        # xlm-roberta-base for the fine-tuning runs, xlm-roberta-large for the dual-pivot ones
-        "fetch_model": 2,
+        # xlm-roberta-base for the fine-tuning runs, xlm-roberta-large for the dual-pivot ones,
+        # bert-base-multilingual-cased for the tokenizer of DAP's corpus filters
+        "fetch_model": 3,
         "tokenizer": 2,
         # every language's train and dev splits for xlmr, the pivots' (de, ar) for xlmr-large
         "subwords": 2 * languages + 2 * 2,
@@ -40,11 +41,11 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         # tr, wacse, dap, tr-tlm × seeds 42 and 0; six 10K-step ablations (WACSE Tables 8-10
         # and WTR's temperature)
         "train": 4 * 2 + 6,
-        # dual-pivot: sup and unsup on de and on ar, the best single layer, Table 4's two
-        # ablations
-        "train_dualpivot": 7,
+        # dual-pivot: sup and unsup on de and on ar (Table 3), Table 2's unsup on both, the
+        # best single layer, Table 4's two ablations
+        "train_dualpivot": 9,
         "fetch_tatoeba": 1,
-        "eval_tatoeba": 4 * 2 + 6 + 7,
+        "eval_tatoeba": 4 * 2 + 6 + 9,
         # bisent2vec-uni, bisent2vec-bi and fasttext-cbow × seeds 42 and 0: a model per
         # language on its training words (the C++ trainer built once, the tf-idf weights
         # counted on the same words), one evaluation each.

@@ -120,16 +120,30 @@ SOURCE_DOWNLOADS = f"results/downloads/{SOURCE.name}"
 
 
 def corpus_inputs(wildcards):
-    """The raw files of a language (named), so that a changed file re-runs its cleaning."""
-    return SOURCE.inputs(
+    """The raw files of a language (named), so that a changed file re-runs its cleaning;
+    with corpus.clean.style dap also, as `tokenizer`, the fetched directory of the model
+    whose tokenizer counts DAP's tokens."""
+    raw = SOURCE.inputs(
         config, wildcards.lang, shipped=shipped, downloads=SOURCE_DOWNLOADS
     )
+    if CORPUS["clean"]["style"] == "dap":
+        model = CORPUS["clean"]["tokenizer"]
+        return {**raw, "tokenizer": f"results/pretrained/{model}"}
+    return raw
 
 
 def source_args(wildcards, input):
     """The source's flags of `xlsent clean`. A param that reads `input`, which Snakemake
     does not compare for staleness; the inputs and `source_identity` are compared."""
-    return shlex.join(SOURCE.clean_args(config, dict(input.items()), shipped=shipped))
+    raw = {name: path for name, path in input.items() if name != "tokenizer"}
+    return shlex.join(SOURCE.clean_args(config, raw, shipped=shipped))
+
+
+def clean_filter_args(wildcards, input):
+    """The flags of `xlsent clean` that only its style reads."""
+    if CORPUS["clean"]["style"] == "dap":
+        return shlex.join(["--tokenizer-dir", input.tokenizer])
+    return f"--max-length-ratio {CORPUS['clean']['max_length_ratio']}"
 
 
 def source_identity(wildcards):

@@ -30,6 +30,8 @@ rule opus_download:
 
 rule clean:
     input:
+        # The raw files; with corpus.clean.style dap also the model directory (fetch_model)
+        # whose tokenizer counts DAP's tokens.
         unpack(corpus_inputs),
     output:
         corpus="results/corpus/{lang}/clean.parquet",
@@ -46,7 +48,8 @@ rule clean:
     conda:
         "../../envs/corpus.yaml"
     # Streams the raw files; memory holds a hash and a ratio per pair (about 50 bytes with
-    # the deduplication: 8 GB for ~150M pairs, more on a retry). Polars uses the 2nd core.
+    # the deduplication: 8 GB for ~150M pairs, more on a retry). Polars (and with style dap
+    # the tokenizer) uses the 2nd core.
     threads: 2
     resources:
         mem_mb=lambda w, attempt: 8000 * attempt,
@@ -56,11 +59,11 @@ rule clean:
         identity=source_identity,
         clean=CORPUS["clean"],
         args=source_args,
+        filters=clean_filter_args,
     shell:
         "xlsent clean --lang {wildcards.lang} --source {params.source} {params.args}"
-        " --min-tokens {params.clean[min_tokens]}"
-        " --max-length-ratio {params.clean[max_length_ratio]}"
-        " --out {output.corpus} --stats {output.stats} 2> {log}"
+        " --style {params.clean[style]} --min-tokens {params.clean[min_tokens]}"
+        " {params.filters} --out {output.corpus} --stats {output.stats} 2> {log}"
 
 
 # A checkpoint: the number of alignment shards of a language follows from its sample.

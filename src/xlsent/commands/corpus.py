@@ -7,7 +7,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from xlsent.commands import Subparsers, log
+from xlsent.commands import Subparsers, UsageError, log, require
 from xlsent.corpus.sources import SOURCES
 from xlsent.io import write_json
 
@@ -27,8 +27,13 @@ def _add_clean(sub: Subparsers) -> None:
     # Each source's own flags (xlsent.corpus.sources), which the rule passes with its name.
     for name, source in SOURCES.items():
         source.add_arguments(p.add_argument_group(f"--source {name}"))
+    p.add_argument("--style", required=True, help="corpus.clean.style: words or dap")
     p.add_argument("--min-tokens", type=int, required=True)
-    p.add_argument("--max-length-ratio", type=float, required=True)
+    p.add_argument("--max-length-ratio", type=float, help="style words")
+    p.add_argument(
+        "--tokenizer-dir",
+        help="style dap: the directory whose tokenizer.json counts the tokens",
+    )
     p.add_argument("--out", required=True)
     p.add_argument("--stats", required=True)
     p.set_defaults(handler=clean)
@@ -37,13 +42,20 @@ def _add_clean(sub: Subparsers) -> None:
 def clean(args: argparse.Namespace) -> None:
     from xlsent.corpus import clean as cleaning
 
+    if args.style not in cleaning.FILTERS:
+        raise UsageError(f"--style must be one of {', '.join(cleaning.FILTERS)}, not {args.style}")
+    # Each style's own setting (its flag and its CleanConfig field), which the rule passes
+    # with that style only.
+    flag, field = {
+        "words": ("max_length_ratio", "max_length_ratio"),
+        "dap": ("tokenizer_dir", "tokenizer"),
+    }[args.style]
+    require(args, f"with --style {args.style}", flag)
     source = SOURCES[args.source]
-    stats = cleaning.clean(
-        source.bitexts(args.lang, args),
-        args.lang,
-        args.out,
-        cleaning.CleanConfig(min_tokens=args.min_tokens, max_length_ratio=args.max_length_ratio),
+    cfg = cleaning.CleanConfig(
+        min_tokens=args.min_tokens, style=args.style, **{field: getattr(args, flag)}
     )
+    stats = cleaning.clean(source.bitexts(args.lang, args), args.lang, args.out, cfg)
     stats.update(source.stats())
     write_json(args.stats, stats)
     dropped = ", ".join(f"{k} {v}" for k, v in stats["dropped"].items() if v)

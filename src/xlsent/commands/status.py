@@ -17,6 +17,14 @@ def _add_status(sub: Subparsers) -> None:
         "status",
         help="what the next run redoes and why: `xlsent status [SNAKEMAKE ARGS]`, e.g. "
         "`xlsent status --configfile resources/demo/config.yaml`",
+        usage="xlsent status [SNAKEMAKE ARGUMENTS ...]",
+        description="What the next `snakemake` run with the same arguments redoes, and why.\n"
+        "Every argument is Snakemake's (targets, --configfile, --config, --directory, ...),\n"
+        "given as to the run itself, in the directory where you run Snakemake.",
+        epilog="examples:\n"
+        "  xlsent status --configfile resources/demo/config.yaml\n"
+        "  xlsent status results/tables/tatoeba.csv --config languages=low4",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     # Its arguments are Snakemake's, passed through as they are: the CLI's main() hands
     # over whatever it did not parse in the attribute that `passthrough` names.

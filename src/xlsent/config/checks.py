@@ -408,7 +408,8 @@ def _check_models(config: dict) -> None:
 def _check_corpus(config: dict) -> None:
     """The sampling keys together: dev_pairs > 0 with dev_fraction 0 asks for a dev set that
     is never drawn, so every language stops at its `sample` job's dev minimum (or trains with
-    no dev pair to select a checkpoint by)."""
+    no dev pair to select a checkpoint by). DAP's cleaning counts tokens with a pretrained
+    model's tokenizer, which it needs before any corpus is clean."""
     corpus = config["corpus"]
     if corpus["dev_fraction"] == 0 and corpus["dev_pairs"] > 0:
         raise ConfigError(
@@ -416,6 +417,27 @@ def _check_corpus(config: dict) -> None:
             f"`corpus.dev_pairs` asks for up to {corpus['dev_pairs']} (the dev set is "
             "min(dev_fraction·N, dev_pairs)): set dev_fraction above 0 (e.g. 0.1), or "
             "dev_pairs to 0 if no dev set is meant"
+        )
+    if corpus["clean"]["style"] != "dap":
+        return
+    name, models = corpus["clean"]["tokenizer"], config["models"]
+    if name is None:
+        raise ConfigError(
+            "config key `corpus.clean.tokenizer` must name a pretrained model of `models` when "
+            "`corpus.clean.style` is dap: its tokenizer counts the subword tokens DAP's "
+            "filters test (e.g. the model the runs train; DAP's code counted with "
+            "bert-base-multilingual-cased's)"
+        )
+    if name not in models:
+        raise ConfigError(
+            f"config key `corpus.clean.tokenizer`: {name!r} is not one of `models` "
+            f"({', '.join(models)})"
+        )
+    if models[name]["init"] != "pretrained":
+        raise ConfigError(
+            f"config key `corpus.clean.tokenizer`: model {name!r} is a scratch model, whose "
+            "tokenizer is trained on the cleaned corpus: name a pretrained model, or set "
+            "corpus.clean.style to words"
         )
 
 

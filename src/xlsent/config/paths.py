@@ -37,6 +37,8 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
     SOURCES[config["corpus"]["source"]].check(
         config, langs, shipped=lambda path: str(_shipped(path, workflow_dir))
     )
+    if config["corpus"]["clean"]["style"] == "dap":
+        _check_clean_tokenizer(config)
     for run in runs_of(config, SENTENCE_ENCODER_METHODS):
         name = config["runs"][run]["model"]
         model = config["models"][name]
@@ -77,10 +79,41 @@ def _shipped(path: str, workflow_dir: Path) -> Path:
     return given if given.exists() or given.is_absolute() else workflow_dir / path
 
 
+def _is_local(path: str) -> bool:
+    """A model path that is clearly local (absolute, `./`, `../`, `~`); anything else may be
+    a hub id (`xlm-roberta-base`, `org/name`)."""
+    return path.startswith(("./", "../", "~")) or os.path.isabs(path)
+
+
+def _check_clean_tokenizer(config: dict) -> None:
+    """The model whose tokenizer counts the tokens of DAP's filters (corpus.clean.style dap)
+    has a tokenizer.json once fetched: a local directory must hold one (a hub model and a
+    bundled one get theirs when fetched)."""
+    name = config["corpus"]["clean"]["tokenizer"]
+    key, path = f"models.{name}.path", config["models"][name]["path"]
+    if is_bundled(path):
+        _check_bundled_model(key, path)
+        return
+    _check_local_model(
+        key,
+        path,
+        "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) where "
+        "there is network",
+    )
+    tokenizer = Path(path).expanduser() / "tokenizer.json"
+    if _is_local(path) and not tokenizer.is_file():
+        raise ConfigError(
+            f"config key `corpus.clean.tokenizer`: model {name!r} ({path}) has no "
+            "tokenizer.json, the Hugging Face fast tokenizer that counts the tokens of DAP's "
+            "filters: save one there (AutoTokenizer.from_pretrained(...).save_pretrained), "
+            "or name another model"
+        )
+
+
 def _check_local_model(key: str, path: str, fix: str) -> None:
-    """A model path that is clearly local (absolute, `./`, `../`, `~`) must be a directory;
-    anything else may be a hub id (`xlm-roberta-base`, `org/name`) and is left alone."""
-    if not path.startswith(("./", "../", "~")) and not os.path.isabs(path):
+    """A model path that is clearly local (`_is_local`) must be a directory; anything else
+    may be a hub id and is left alone."""
+    if not _is_local(path):
         return
     directory = Path(path).expanduser()  # the fetch rules' shell expands `~`
     if not directory.is_dir():

@@ -29,13 +29,17 @@ NOT_PROGRAM_SETTINGS = {
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
-def table_groups(config: dict) -> dict[str, list[str]]:
-    """The group names of each `groups` key of the tables, by config key."""
-    return {
-        "tables.groups": config["tables"]["groups"],
-        "tables.ablation.groups": config["tables"]["ablation"]["groups"],
-        "tables.transfer.groups": config["tables"]["transfer"]["groups"],
-    }
+def table_groups(config: dict, made_only: bool = False) -> dict[str, list[str]]:
+    """The group names of each `groups` key of the tables, by config key; with `made_only`,
+    of the tables this config makes (the ablation table with `tables.ablation.runs`, the
+    transfer table with dual-pivot runs)."""
+    tables = config["tables"]
+    groups = {"tables.groups": tables["groups"]}
+    if tables["ablation"]["runs"] or not made_only:
+        groups["tables.ablation.groups"] = tables["ablation"]["groups"]
+    if runs_of(config, DUALPIVOT_METHODS) or not made_only:
+        groups["tables.transfer.groups"] = tables["transfer"]["groups"]
+    return groups
 
 
 def group_languages(config: dict, names: Sequence[str]) -> dict[str, tuple[str, ...]]:

@@ -47,7 +47,7 @@ def config_warnings(config: dict) -> list[str]:
                 "reaches train.lr; lower warmup_steps"
             )
     evaluated = tatoeba_languages(config)
-    for key, names in table_groups(config).items():
+    for key, names in table_groups(config, made_only=True).items():
         for group, codes in group_languages(config, names).items():
             missing = [code for code in codes if code not in evaluated]
             if missing:

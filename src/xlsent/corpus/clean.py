@@ -1,28 +1,34 @@
-"""Cleaning of raw bitexts, as DAP prepared its OPUS data.
+"""Cleaning of raw bitexts: a style's filters, each pair dropped by the first filter that
+rejects it, and counted (`FILTERS`, in order).
 
-Each pair is dropped by the first filter that rejects it, in this order, and counted:
+`corpus.clean.style: dap` runs DAP's filters, as DAP's data/gen_sent_pair.py built its corpus
+(Li et al. 2023, arXiv:2305.09148): subword counts from a tokenizer, token overlap
+(`xlsent.corpus.dap_filters`), then `duplicate` below. `words` (the default) runs these:
 
 1. `invalid_utf8`: either side is not valid UTF-8.
 2. `empty`: a side is empty once control characters are replaced and whitespace collapsed.
 3. `url_or_email`: a side contains a URL or an e-mail address.
-4. `too_short`: a side has fewer than `min_tokens` tokens (DAP drops ≤ 3). Tokens are
-   whitespace-separated words, or characters for scripts written without spaces (zh, ja, th).
+4. `too_short`: a side has fewer than `min_tokens` tokens: whitespace-separated words, or
+   characters for scripts written without spaces (zh, ja, th).
 5. `identical`: the two sides are equal once case, punctuation, digits and spaces are
    removed: an untranslated copy rather than a translation.
 6. `length_ratio`: the character-length ratio xx/en is further than `max_length_ratio` from
    the corpus's median ratio (either way). Relative to the median because scripts differ in
    characters per word (Chinese vs. German); the median is measured, not assumed.
-7. `duplicate`: an exact repeat of an earlier (en, xx) pair.
+7. `duplicate`: an exact repeat of an earlier (en, xx) pair, in any source of the language.
+   (DAP removes repeats within each source only, so that one pair of two sources could be
+   both a training and a dev pair.)
 
-Filters 1–5 look at one pair; 6–7 need the whole corpus, so cleaning makes passes over a
-scratch directory beside the output (removed at the end):
+A style's per-pair filters (1–5 here) look at one pair; `length_ratio` (words only) and
+`duplicate` need the whole corpus, so cleaning makes passes over a scratch directory beside
+the output (removed at the end):
 
 1. The bitexts are read in blocks (`xlsent.corpus.lines`), with facts about each line's
    bytes computed by numpy on the way, and filtered a batch at a time
    (`xlsent.corpus.pair_filters`: polars string kernels where the facts do not settle a
-   pair). The survivors go to an Arrow file, their 64-bit hashes and log length ratios to
-   files of their own, and the ratios into the histogram of an exact streaming median
-   (`xlsent.corpus.median`).
+   pair; or `xlsent.corpus.dap_filters`). The survivors go to an Arrow file, their 64-bit
+   hashes and log length ratios to files of their own, and the ratios into the histogram
+   of an exact streaming median (`xlsent.corpus.median`).
 2. One pass over the ratios refines the median's middle bins; the pairs inside the ratio
    band go, as (hash, position), to partition files by hash (`xlsent.corpus.dedup`), each of
    which yields the positions of its repeats.
@@ -30,7 +36,8 @@ scratch directory beside the output (removed at the end):
    the repeats, numbered from 0.
 
 The output is the same, row for row, as that of a pair-by-pair loop over the filters as
-written above (tests/unit/test_clean.py holds the before's numbers for the real corpus).
+written above (tests/unit/test_clean.py holds the before's numbers for the real corpus;
+tests/unit/test_dap_filters.py sets DAP's filters beside its code's function, pair by pair).
 Memory does not grow with the corpus: the blocks being read (16 MiB a side), a batch of at
 most `batch_size` pairs, a partition chunk of 2M (hash, position) rows with its hash table,
 the median's 2^17 counts, a read buffer per partition: about 300 MiB above the
@@ -58,7 +65,7 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from xlsent import languages
-from xlsent.corpus import pair_filters
+from xlsent.corpus import dap_filters, pair_filters
 from xlsent.corpus.bitext import Bitext, CorpusError
 from xlsent.corpus.dedup import Duplicates
 from xlsent.corpus.median import StreamingMedian
@@ -67,7 +74,13 @@ from xlsent.io import OutputError, describe_os_error, parquet_writer
 
 log = logging.getLogger(__name__)
 
-FILTERS = (*pair_filters.FILTERS, "length_ratio", "duplicate")
+# Each style's filters, in order: its per-pair filters, then those over the whole corpus.
+FILTERS = {
+    "words": (*pair_filters.FILTERS, "length_ratio", "duplicate"),
+    "dap": (*dap_filters.FILTERS, "duplicate"),
+}
+# The statistic that counts the pairs whose text a style's character cleanup changed.
+CHANGED = {"words": "control_chars_replaced", "dap": "characters_removed"}
 CORPUS_SCHEMA = pa.schema(
     [("id", pa.int64()), ("en", pa.string()), ("xx", pa.string()), ("source", pa.string())]
 )
@@ -81,7 +94,9 @@ _EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
 @dataclass(frozen=True)
 class CleanConfig:
     min_tokens: int = 4
-    max_length_ratio: float = 3.0
+    max_length_ratio: float = 3.0  # style words
+    style: str = "words"
+    tokenizer: str | Path | None = None  # style dap: a directory holding its tokenizer.json
     batch_size: int = 100_000
 
 
@@ -98,10 +113,12 @@ def clean(
         with survivors.writer(out_path) as write:
             stats = _first_pass(bitexts, lang, write, cfg)
         median = survivors.histogram.median(lambda: survivors.read(survivors.ratios))
-        band = _Band(median, cfg.max_length_ratio)
+        # DAP's length test is per pair (its tokens): the band then holds every pair.
+        band = _Band(median, cfg.max_length_ratio if cfg.style == "words" else math.inf)
         with _naming(out_path):
             duplicates = _duplicates(survivors, band, scratch)
-        stats["dropped"]["length_ratio"] = band.outside
+        if cfg.style == "words":
+            stats["dropped"]["length_ratio"] = band.outside
         stats["dropped"]["duplicate"] = duplicates.count
         stats["median_length_ratio"] = None if median is None else round(math.exp(median), 4)
         stats["kept"] = survivors.histogram.count - band.outside - duplicates.count
@@ -216,20 +233,20 @@ def _first_pass(
     bitexts: list[Bitext], lang: str, write: Callable[[pl.DataFrame], None], cfg: CleanConfig
 ) -> dict:
     """Per-pair filters; the survivors are written with their hash and log length ratio."""
-    unspaced = languages.get(lang).unspaced
-    dropped = dict.fromkeys(FILTERS, 0)
+    names, filter_pairs = _per_pair_filters(lang, cfg)
+    dropped = dict.fromkeys(FILTERS[cfg.style], 0)
     examples: dict[str, list[str]] = {}
     sources: dict[str, dict] = {}
     for bitext in bitexts:  # up front, so that a source with no line or no survivor is listed
         sources.setdefault(bitext.corpus, {"origin": bitext.origin, "read": 0, "kept": 0})
-    control = 0
+    changed = 0
     with tqdm(desc=f"clean {lang}", unit=" pairs", unit_scale=True, mininterval=5) as bar:
         for bitext in bitexts:
             for first, en, xx in bitext.batches(cfg.batch_size, pair_filters.line_facts):
-                batch = pair_filters.filter_pairs(en, xx, unspaced, cfg.min_tokens)
-                control += int(batch.control.sum())
+                batch = filter_pairs(en, xx)
+                changed += int(batch.changed.sum())
                 sources[bitext.corpus]["read"] += len(batch.reason)
-                _account(batch.reason, first, bitext.origin, dropped, examples)
+                _account(batch.reason, names, first, bitext.origin, dropped, examples)
                 kept = np.flatnonzero(batch.reason == 0)
                 survivors = pl.DataFrame({"en": batch.en.gather(kept), "xx": batch.xx.gather(kept)})
                 write(
@@ -249,11 +266,27 @@ def _first_pass(
         "read": sum(s["read"] for s in sources.values()),
         "kept": None,
         "dropped": dropped,
-        "control_chars_replaced": control,
+        CHANGED[cfg.style]: changed,
         "median_length_ratio": None,
         "sources": sources,
         "examples": examples,
     }
+
+
+def _per_pair_filters(
+    lang: str, cfg: CleanConfig
+) -> tuple[tuple[str, ...], Callable[[pa.StructArray, pa.StructArray], pair_filters.Filtered]]:
+    """The names of the style's per-pair filters, and a function that runs them on a batch
+    of English and foreign lines."""
+    if cfg.style == "dap":
+        tokens = dap_filters.SubwordTokens(cfg.tokenizer)
+        return dap_filters.FILTERS, lambda en, xx: dap_filters.filter_pairs(
+            en, xx, tokens, cfg.min_tokens
+        )
+    unspaced = languages.get(lang).unspaced
+    return pair_filters.FILTERS, lambda en, xx: pair_filters.filter_pairs(
+        en, xx, unspaced, cfg.min_tokens
+    )
 
 
 def _duplicates(survivors: _Survivors, band: _Band, scratch: Path) -> Duplicates:
@@ -270,14 +303,20 @@ def _duplicates(survivors: _Survivors, band: _Band, scratch: Path) -> Duplicates
 
 
 def _account(
-    reason: np.ndarray, first: int, origin: str, dropped: dict, examples: dict[str, list[str]]
+    reason: np.ndarray,
+    names: tuple[str, ...],
+    first: int,
+    origin: str,
+    dropped: dict,
+    examples: dict[str, list[str]],
 ) -> None:
-    """Count a batch's dropped pairs per filter, and keep the first locations of each."""
-    counts = np.bincount(reason, minlength=len(pair_filters.FILTERS) + 1)
+    """Count a batch's dropped pairs per filter (`reason` indexes `names` from 1), and keep
+    the first locations of each."""
+    counts = np.bincount(reason, minlength=len(names) + 1)
     # Filters in the order of their first drop, as a pair-by-pair loop would meet them.
     hits = sorted((int(np.argmax(reason == code)), code) for code in np.flatnonzero(counts[1:]) + 1)
     for _, code in hits:
-        name = pair_filters.FILTERS[code - 1]
+        name = names[code - 1]
         dropped[name] += int(counts[code])
         rows = np.flatnonzero(reason == code)
         if name == "invalid_utf8":

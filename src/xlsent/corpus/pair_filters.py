@@ -226,10 +226,29 @@ def _first_letters(
 class Filtered:
     """A batch after the per-pair filters."""
 
-    reason: np.ndarray  # int8 per pair: 0 if kept, else 1 + the index in FILTERS of its filter
-    en: pl.Series  # normalised text (null where not UTF-8)
+    # int8 per pair: 0 if kept, else 1 + the index of its filter in the FILTERS of the
+    # module that filtered it (this one's, or `xlsent.corpus.dap_filters`')
+    reason: np.ndarray
+    en: pl.Series  # cleaned text (null where not UTF-8)
     xx: pl.Series
-    control: np.ndarray  # bool per pair: a control character was replaced on either side
+    # bool per pair: the character cleanup changed either side (here: a control character
+    # became a space)
+    changed: np.ndarray
+
+
+class Verdicts:
+    """Each pair's first failed filter, as the filters of a style run in order: `drop` marks
+    the pairs still `alive` that a filter hits with 1 + its index in `filters`."""
+
+    def __init__(self, pairs: int, filters: tuple[str, ...]):
+        self.filters = filters
+        self.reason = np.zeros(pairs, dtype=np.int8)
+        self.alive = np.ones(pairs, dtype=bool)
+
+    def drop(self, hit: np.ndarray, name: str) -> None:
+        hit = hit & self.alive
+        self.reason[hit] = 1 + self.filters.index(name)
+        self.alive[hit] = False
 
 
 def filter_pairs(
@@ -238,14 +257,8 @@ def filter_pairs(
     """Run filters 1–5 on the lines (with their `line_facts`) of a batch; `unspaced`: the
     foreign side is written without spaces."""
     en_side, xx_side = _Side(en), _Side(xx)
-    reason = np.zeros(len(en), dtype=np.int8)
-    alive = np.ones(len(en), dtype=bool)
-
-    def drop(hit: np.ndarray, name: str) -> None:
-        hit = hit & alive
-        reason[hit] = 1 + FILTERS.index(name)
-        alive[hit] = False
-
+    verdicts = Verdicts(len(en), FILTERS)
+    drop, alive = verdicts.drop, verdicts.alive
     drop(~(en_side.utf8 & xx_side.utf8), "invalid_utf8")
     drop((en_side.lengths == 0) | (xx_side.lengths == 0), "empty")
     drop(en_side.url_or_email(alive) | xx_side.url_or_email(alive), "url_or_email")
@@ -254,7 +267,7 @@ def filter_pairs(
         "too_short",
     )
     drop(_identical(alive, en_side, xx_side), "identical")
-    return Filtered(reason, en_side.text, xx_side.text, en_side.control | xx_side.control)
+    return Filtered(verdicts.reason, en_side.text, xx_side.text, en_side.control | xx_side.control)
 
 
 class _Side:
@@ -262,20 +275,14 @@ class _Side:
     lines that are not plain are normalised, and their facts computed from the result)."""
 
     def __init__(self, lines: pa.StructArray):
-        def fact(name: str) -> np.ndarray:
-            # The facts are bools (as bytes) and int32s. Read from the buffer: to_numpy would
-            # import pandas (a second, once).
-            field = lines.field(name)
-            dtype = np.bool_ if field.type == pa.uint8() else np.int32
-            values = np.frombuffer(field.buffers()[1], dtype=dtype)
-            return values[field.offset : field.offset + len(field)]
-
-        self.utf8 = fact("utf8")
+        self.utf8 = fact(lines, "utf8")
         self.text = decode(lines.field("line"), self.utf8)
         self.lengths = self.text.str.len_bytes().fill_null(0).to_numpy()
-        self.spaces, self.first, self.urlish = fact("spaces"), fact("first"), fact("urlish")
+        self.spaces, self.first, self.urlish = (
+            fact(lines, name) for name in ("spaces", "first", "urlish")
+        )
         self.control = np.zeros(len(lines), dtype=bool)
-        rows = np.flatnonzero(~fact("plain") & self.utf8)  # recomputed from the text
+        rows = np.flatnonzero(~fact(lines, "plain") & self.utf8)  # recomputed from the text
         if len(rows) == 0:
             return
         self.lengths, self.spaces, self.first, self.urlish = (
@@ -303,6 +310,16 @@ class _Side:
             characters = self.text.str.len_chars().fill_null(0).to_numpy()
             return characters - self.spaces < min_tokens
         return self.spaces + 1 < min_tokens
+
+
+def fact(lines: pa.StructArray, name: str) -> np.ndarray:
+    """One of the `line_facts` of a batch's lines, as a read-only view."""
+    # The facts are bools (as bytes) and int32s. Read from the buffer: to_numpy would import
+    # pandas (a second, once).
+    field = lines.field(name)
+    dtype = np.bool_ if field.type == pa.uint8() else np.int32
+    values = np.frombuffer(field.buffers()[1], dtype=dtype)
+    return values[field.offset : field.offset + len(field)]
 
 
 def decode(lines: pa.Array, utf8: np.ndarray) -> pl.Series:

@@ -300,9 +300,11 @@ class Extraction:
 
 
 def extract(scores: np.ndarray, correct: np.ndarray, gold: int, threshold: float) -> Extraction:
-    """The candidates with score ≥ `threshold` (LASER's `BuccExtract`) against `gold` pairs;
-    `correct` marks the candidates that are gold pairs."""
-    taken = scores >= threshold
+    """The candidates with score > `threshold` against `gold` pairs; `correct` marks the
+    candidates that are gold pairs. Strictly above, as DAP's `eval_bucc.py` (`mine_bitext`)
+    extracts; LASER's `BuccExtract` takes ≥. The two differ only on a score equal to the
+    threshold, which `best_threshold` never chooses."""
+    taken = scores > threshold
     return Extraction(threshold, int(taken.sum()), int((taken & correct).sum()), gold)
 
 
@@ -311,8 +313,9 @@ def best_threshold(scores: np.ndarray, correct: np.ndarray, gold: int) -> Extrac
 
     Candidates are cut best first; a cut falls only between different scores (tied
     candidates are extracted together, as `extract` would), and the threshold lies halfway
-    to the next lower score (at the last score when every candidate is kept). Of equal F1
-    the highest threshold wins. Without a single correct candidate nothing can be extracted
+    to the next lower score (DAP's `bucc_optimize`; when every candidate is kept, the float
+    just below the last score, where DAP's code indexes past its list). Of equal F1 the
+    highest threshold wins. Without a single correct candidate nothing can be extracted
     well: the threshold is +inf (nothing extracted, F1 0).
     """
     order = np.argsort(-scores, kind="stable")
@@ -325,7 +328,11 @@ def best_threshold(scores: np.ndarray, correct: np.ndarray, gold: int) -> Extrac
     ends = np.flatnonzero(np.append(ranked[1:] < ranked[:-1], True))
     f1 = 2 * found[ends] / (extracted[ends] + gold)  # 2PR / (P + R) in counts
     at = ends[int(np.argmax(f1))]
-    threshold = ranked[at]
-    if at + 1 < len(ranked) and (ranked[at] + ranked[at + 1]) / 2 > ranked[at + 1]:
-        threshold = (ranked[at] + ranked[at + 1]) / 2  # not when the two are a rounding apart
+    if at + 1 == len(ranked):
+        threshold = np.nextafter(ranked[at], -np.inf)
+    else:
+        # Extraction is strictly above: the midpoint must lie below the kept score, which
+        # rounding breaks when the two scores are a float apart; the lower score then serves.
+        middle = (ranked[at] + ranked[at + 1]) / 2
+        threshold = middle if middle < ranked[at] else ranked[at + 1]
     return Extraction(float(threshold), int(extracted[at]), int(found[at]), gold)

@@ -12,11 +12,15 @@ with x̃ the corrupted sentence and M its chosen positions (over the whole batch
 TLM: Conneau and Lample (2019), "Cross-lingual Language Model Pretraining" (XLM),
 arXiv:1901.07291, §3.3: the same loss over a translation pair concatenated into one
 sequence (positions restarting at the second sentence), masks on both sides, so that a
-masked word can be predicted from its translation.
+masked word can be predicted from its translation. DAP (Li et al. 2023, arXiv:2305.09148,
+eq. 2, L_TLM(x, y) = ℓ(x ⊕ y, f(m(x) ⊕ m(y)))) trains it beside TR as Table 1's TR+TLM
+baseline; its code chooses 20 % of the subwords and lays the pair out its own way
+(`train.tlm_input`).
 
 Inputs: the MLM head's logits (P×V) at the P chosen positions of the batch, and the subwords
-they must predict (P). Which positions, and how they are corrupted, is the collator's
-(`xlsent.train.collate.mask_tokens`, `concatenate_pairs`); this module only averages.
+they must predict (P). Which positions, and how they are corrupted and laid out, is the
+collator's (`xlsent.train.collate.mask_tokens`, `Collator`); this module only averages (over
+the micro-batch's chosen subwords, as the code's cross-entropy over its GPU's batch).
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ Choices the paper leaves open, made as DAP's released code (ChillingDream/DAP) m
   short one), and so do we.
 - English is always the target (DAP §3.3.2; §5.1: reconstructing the other way performs
   much worse).
+- g^[0]: the code passes [f*(x); the [MASK] embeddings] through the head's embedding layer
+  (position and type embeddings, LayerNorm, dropout) before its layers, at the positions of
+  its padded layout (`xlsent.models.rtl_head`).
 - The softmax's vocabulary: eq. 4's W spans the whole vocabulary; the code, given its file of
   English token ids, keeps only their rows of the output layer (untied copies), so the
   softmax ranges over the English ids (V = their number) and each target is its id's row.

@@ -5,7 +5,7 @@ Everything a loss needs that is not a model output is built here, once per micro
 ahead of time (the trainer builds the next micro-batch in a background thread while the
 device computes): the padded ids (`collate`), WTR's word-averaging weights and links
 (`word_pooling`), AWP's masked copies and targets (`masked_copies`), RTL's English targets
-(`english_targets`), MLM's and TLM's corrupted sentences (`mask_tokens`, `concatenate_pairs`).
+(`english_targets`), MLM's and TLM's corrupted sentences (`mask_tokens`, `Collator`).
 So the losses (`xlsent.losses`) stay tensor maths, and the objectives
 (`xlsent.train.objectives`) only encode, apply heads and call them.
 
@@ -97,8 +97,9 @@ class Collator:
     word pooling weights and links, `awp_samples` AWP's masked copies with that many copies
     per sentence (0: every aligned word; None: no AWP), `rtl` RTL's English targets; `lm`
     a language-modelling batch: `mlm` (monolingual sentences, from a `Monolingual` pool) or
-    `tlm` (the pairs concatenated), each subword chosen with `mlm_probability` and corrupted
-    with a random one of the `vocab_size` ids (never a special one) in a tenth of the cases.
+    `tlm` (the pairs concatenated, as `tlm_input` lays them out), each subword chosen with
+    `mlm_probability` and corrupted with a random one of the `vocab_size` ids (never a special
+    one) in a tenth of the cases.
     """
 
     tokens: Tokens
@@ -110,6 +111,7 @@ class Collator:
     lm: str | None = None
     mlm_probability: float = 0.15
     vocab_size: int = 0
+    tlm_input: str = "xlm"
 
     def __call__(
         self,
@@ -125,7 +127,8 @@ class Collator:
             return self._monolingual(pairs, index, rng)
         batch = self._pairs(pairs, index, words, rng) if self.ranking else Batch(None, None, None)
         if self.lm == "tlm":
-            self._translation_lm(batch, pairs, index, rng)
+            translation_lm = self._separate_sides if self.tlm_input == "dap" else self._joined
+            translation_lm(batch, pairs, index, rng)
         return batch
 
     def _pairs(
@@ -199,11 +202,12 @@ class Collator:
             batch.lm_types = codes[:, None].expand_as(ids).contiguous()
         return batch
 
-    def _translation_lm(
+    def _joined(
         self, batch: Batch, pairs: Pairs, index: np.ndarray, rng: np.random.Generator
     ) -> None:
-        """TLM: each pair as one sequence `<s> x </s> </s> y </s>`, both sides corrupted,
-        positions restarting at y's first `</s>` (XLM's reset of the target's positions)."""
+        """TLM (`tlm_input: xlm`): each pair as one sequence `<s> x </s> </s> y </s>`, both
+        sides corrupted, positions restarting at y's first `</s>` (XLM's reset of the
+        target's positions)."""
         t = self.tokens
         n = len(index)
         xx = self._corrupt(pairs.xx.take(index), rng)
@@ -233,6 +237,36 @@ class Collator:
             codes = np.array([self.language_ids[pairs.langs[i]] for i in pairs.lang[index]])
             types = np.where(second, self.language_ids["en"], codes[:, None])
             batch.lm_types = torch.from_numpy(types.astype(np.int64))
+
+    def _separate_sides(
+        self, batch: Batch, pairs: Pairs, index: np.ndarray, rng: np.random.Generator
+    ) -> None:
+        """TLM (`tlm_input: dap`) as DAP's released code builds it: each side `<s> s </s>`
+        padded to the width T of the micro-batch's longest sentence (either side), the two
+        rows side by side (2T columns, padding between them masked), each side's positions
+        counted from 0 at its `<s>` (`torch.arange(T).repeat(1, 2)` there). The corruption
+        draws are `_joined`'s: the same subwords are chosen and corrupted alike."""
+        t = self.tokens
+        n = len(index)
+        xx = self._corrupt(pairs.xx.take(index), rng)
+        en = self._corrupt(pairs.en.take(index), rng)
+        ids, mask = collate(Ragged.concat([xx.rows, en.rows]), t.cls, t.sep, t.pad)
+        width = ids.shape[1]
+        batch.lm_ids = torch.cat([ids[:n], ids[n:]], dim=1)
+        batch.lm_mask = torch.cat([mask[:n], mask[n:]], dim=1)
+        batch.lm_positions = torch.arange(width).repeat(n, 2)
+        predict = np.concatenate(
+            [
+                np.stack([xx.row, xx.position + 1], 1),
+                np.stack([en.row, width + 1 + en.position], 1),  # after x's row and y's <s>
+            ]
+        )
+        batch.lm_predict = torch.from_numpy(predict)
+        batch.lm_targets = torch.from_numpy(np.concatenate([xx.targets, en.targets]))
+        if self.language_ids is not None:
+            codes = torch.tensor([self.language_ids[pairs.langs[i]] for i in pairs.lang[index]])
+            english = torch.full((n, width), self.language_ids["en"])
+            batch.lm_types = torch.cat([codes[:, None].expand(n, width), english], dim=1)
 
 
 @dataclass(frozen=True)

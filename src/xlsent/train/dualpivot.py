@@ -19,10 +19,17 @@ e.g. de-en) and then encodes every language.
   best (P@1, both directions). The paper picks the best layer on the evaluation task itself;
   we choose on the pivot's dev pairs only, so the non-pivot languages stay unseen.
 
-Adam (lr 1e-3, batch 32) as the paper, a fixed number of steps and the final head (the
-authors stop early on a validation loss; see docs/methods.md). What the head reads is cached
-per sentence when the pooling commutes with the layer mix and the cache fits in `cache_mb`
-(`Features`); otherwise every step runs the frozen encoder over its batch.
+Adam (lr 1e-3, batch 32) as the paper (§4). The schedule is the authors' code's (AllenNLP's
+trainer, experiments/aligner/*.jsonnet and the README's commands): epochs of `steps_per_epoch`
+random batches (their `--epoch_size 524288` pairs at batch 32: 16,384 steps), at most `epochs`
+(32), each ended by the loss of the training objective on the pivot's dev pairs (AllenNLP's
+default `validation_metric` "-loss"); training stops once `patience` (1) epochs in a row bring
+no lower dev loss, and the head of the epoch with the lowest is kept (AllenNLP restores the
+best epoch's weights). `steps`, when set, caps the steps over all epochs and ends the last
+(partial) epoch there: below one epoch, the fixed-step training and last head of the small
+configs. What the head reads is cached per sentence when the pooling commutes with the layer
+mix and the cache fits in `cache_mb` (`Features`); otherwise every step runs the frozen
+encoder over its batch.
 """
 
 from __future__ import annotations
@@ -30,7 +37,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Sequence
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,9 +80,12 @@ class DualPivotSettings:
     unpaired: bool = True
     lr: float = 0.001
     batch_size: int = 32
-    steps: int = 2000
+    epochs: int = 32
+    steps_per_epoch: int = 16384
+    patience: int | None = 1
+    steps: int | None = None
     log_every: int = 100
-    max_pairs: int = 100000
+    max_pairs: int | None = None
     dev_max_pairs: int = 2000
     dropout: float = 0.1
     layer_weights: bool = True
@@ -120,6 +133,16 @@ class Features:
         # Inference-mode tensors cannot enter autograd: a plain copy can.
         return head.forward_tokens(states.float().clone(), mask.to(self.device))
 
+    def all_vectors(self, head: DualPivotHead, batch: int) -> torch.Tensor:
+        """The head's unit vectors of every sentence, in order: at once from the cache, else
+        `batch` sentences at a time through the encoder (a whole dev set at once would hold
+        every layer's states of every token)."""
+        index = np.arange(len(self.rows))
+        if self.pooled is not None:
+            return self.vectors(head, index)
+        parts = np.array_split(index, math.ceil(len(index) / batch))
+        return torch.cat([self.vectors(head, part) for part in parts])
+
 
 def cache_fits(settings: DualPivotSettings, sentences: int, states: int, hidden: int) -> bool:
     """Whether the pooled states of `sentences` (float32) fit in `settings.cache_mb`."""
@@ -147,18 +170,59 @@ def batch_indices(
     return draw[:batch], draw[batch:]
 
 
+def dev_batches(n_pairs: int, batch: int) -> list[np.ndarray]:
+    """The dev pairs in order, cut into n_pairs // batch consecutive batches (one if there are
+    fewer pairs) with the remainder spread over them: every pair counts in the dev loss, and
+    each batch is about a training batch's size, so that its hardest negatives are as hard."""
+    return np.array_split(np.arange(n_pairs), max(1, n_pairs // batch))
+
+
+def epoch_ends(settings: DualPivotSettings) -> list[int]:
+    """The steps at which the epochs end: every `steps_per_epoch` steps, `epochs` times; the
+    `steps` cap, when set and reached first, ends the last (partial) epoch."""
+    every = settings.steps_per_epoch
+    last = settings.epochs * every
+    if settings.steps is not None:
+        last = min(last, settings.steps)
+    return [min(end, last) for end in range(every, last + every, every)]
+
+
+@dataclass
+class EarlyStopping:
+    """AllenNLP's MetricTracker on a loss, as the authors' trainer uses it: an epoch improves
+    on a dev loss strictly below every earlier epoch's (the first epoch always does), and
+    training stops after `patience` epochs in a row without improving (None: never)."""
+
+    patience: int | None
+    best: float | None = None
+    waited: int = 0
+
+    def improves(self, loss: float) -> bool:
+        """Whether `loss` is the lowest yet; counts the epochs since the last that was."""
+        if self.best is None or loss < self.best:
+            self.best, self.waited = loss, 0
+            return True
+        self.waited += 1
+        return False
+
+    @property
+    def exhausted(self) -> bool:
+        return self.patience is not None and self.waited >= self.patience
+
+
 def _dev_p1(xx: torch.Tensor, en: torch.Tensor) -> float:
     """P@1 (%) of aligned unit vectors, both directions averaged."""
     a, b = xx.detach().cpu().numpy(), en.detach().cpu().numpy()
     return 100 * (p_at_1(a, b) + p_at_1(b, a)) / 2
 
 
-def _subset(rows: tuple[Rows, Rows], limit: int, seed: int) -> tuple[list, list]:
-    """A seeded random subset of at most `limit` aligned rows (all of them, in order, if fewer)."""
+def _subset(rows: tuple[Rows, Rows], limit: int | None, seed: int) -> tuple[list, list]:
+    """A seeded random subset of at most `limit` aligned rows (all of them, in order, if fewer
+    or no limit)."""
     n = len(rows[0])
     keep = (
         np.arange(n)
-        if n <= limit
+        if limit is None or n <= limit
         else np.sort(np.random.default_rng(seed).choice(n, limit, replace=False))
     )
     return [rows[0][i] for i in keep], [rows[1][i] for i in keep]
@@ -174,7 +238,8 @@ def train(
 ) -> tuple[DualPivotHead, dict]:
     """Train (or choose) a head on the pivot's pairs (xx rows, en rows of subword ids without
     special tokens; `special` = the encoder's (cls, sep, pad) ids). Returns the head and its
-    record: the pivot's dev P@1 and the loss history."""
+    record: the pivot's dev P@1 and dev loss of the kept head, the schedule run (`_fit`) and
+    the log's entries."""
     torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
@@ -213,99 +278,216 @@ def train(
     def dev_p1() -> float:
         head.eval()
         with torch.no_grad():
-            index = np.arange(len(dev_xx))
-            score = _dev_p1(dev[0].vectors(head, index), dev[1].vectors(head, index))
+            score = _dev_p1(*(side.all_vectors(head, settings.batch_size) for side in dev))
         head.train()
         return round(score, 2)
 
-    step_fn = _supervised if settings.method == "dualpivot-sup" else _unsupervised
-    history = step_fn(
-        settings, head, source, target, len(train_xx), rng, generator, dev_p1, log_path
+    objective = (_Supervised if settings.method == "dualpivot-sup" else _Unsupervised)(
+        settings, head, (source, target), len(train_xx), rng, generator
     )
+    history, schedule = _fit(settings, objective, dev, dev_p1, log_path)
     head.eval()
-    record = {"dev_p1": dev_p1(), "pivot": settings.pivot, "steps": settings.steps, "cached": cache}
-    _append(log_path, {"step": settings.steps, **record})
+    record = {"dev_p1": dev_p1(), "pivot": settings.pivot, **schedule, "cached": cache}
+    _append(log_path, {"step": schedule["best_step"], **record})
     return head.eval(), {**record, "history": history}
 
 
-def _supervised(settings, head, source, target, n_pairs, rng, generator, dev_p1, log_path) -> list:
+@contextmanager
+def _evaluating(modules: Sequence[nn.Module]) -> Iterator[None]:
+    """`modules` in eval mode (no dropout) inside, in train mode after."""
+    for module in modules:
+        module.eval()
+    try:
+        yield
+    finally:
+        for module in modules:
+            module.train()
+
+
+class _Objective(ABC):
+    """A method's training objective: `step` takes one optimizer step on a random batch of the
+    pivot's pairs, `loss` is the loss the step minimises, and `dev_loss` its mean on the dev
+    pairs, the early-stopping criterion."""
+
+    def __init__(
+        self,
+        settings: DualPivotSettings,
+        head: DualPivotHead,
+        data: tuple[Features, Features],
+        n_pairs: int,
+        rng: np.random.Generator,
+        generator: torch.Generator,
+    ):
+        self.settings, self.head, self.data = settings, head, data
+        self.n_pairs, self.rng, self.generator = n_pairs, rng, generator
+        self.modules: list[nn.Module] = [head]
+
+    @abstractmethod
+    def loss(
+        self, y_s: torch.Tensor, y_t: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
+        """The loss of a batch's vectors, its random negatives drawn from `generator`."""
+
+    @abstractmethod
+    def step(self) -> dict[str, float]:
+        """One optimizer step; the values the log shows."""
+
+    def dev_loss(self, dev: tuple[Features, Features]) -> float:
+        """`loss` averaged over the dev pairs' batches (`dev_batches`) with dropout off and
+        the random negatives drawn alike at every epoch: the validation loss the authors'
+        trainer stops early on (AllenNLP's "-loss" over their validation pairs)."""
+        generator = torch.Generator().manual_seed(self.settings.seed)
+        batches = dev_batches(len(dev[0].rows), self.settings.batch_size)
+        with _evaluating(self.modules), torch.no_grad():
+            losses = [
+                self.loss(dev[0].vectors(self.head, i), dev[1].vectors(self.head, i), generator)
+                for i in batches
+            ]
+        return torch.stack(losses).mean().item()
+
+
+class _Supervised(_Objective):
     """L_sup = h(y_s, y_t) over aligned batches (§3.3)."""
-    optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
-    history: list[dict] = []
-    head.train()
-    for step in tqdm(range(1, settings.steps + 1), desc="dualpivot-sup", mininterval=10):
-        index, _ = batch_indices(n_pairs, settings.batch_size, False, rng)
-        y_s, y_t = source.vectors(head, index), target.vectors(head, index)
-        negatives = random_negatives(len(index), settings.negatives - 1, generator)
-        negatives = negatives.to(y_s.device)
-        loss = triplet_ranking_loss(y_s @ y_t.T, negatives, settings.margin, settings.hinge)
-        optimizer.zero_grad()
+
+    def __init__(self, settings, head, data, n_pairs, rng, generator):
+        super().__init__(settings, head, data, n_pairs, rng, generator)
+        self.optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
+
+    def loss(
+        self, y_s: torch.Tensor, y_t: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
+        s = self.settings
+        negatives = random_negatives(len(y_s), s.negatives - 1, generator).to(y_s.device)
+        return triplet_ranking_loss(y_s @ y_t.T, negatives, s.margin, s.hinge)
+
+    def step(self) -> dict[str, float]:
+        index, _ = batch_indices(self.n_pairs, self.settings.batch_size, False, self.rng)
+        source, target = self.data
+        loss = self.loss(
+            source.vectors(self.head, index), target.vectors(self.head, index), self.generator
+        )
+        self.optimizer.zero_grad()
         loss.backward()
-        optimizer.step()
-        _record(history, step, settings, log_path, dev_p1, loss=loss.item())
-    return history
+        self.optimizer.step()
+        return {"loss": loss.item()}
 
 
-def _unsupervised(
-    settings, head, source, target, n_pairs, rng, generator, dev_p1, log_path
-) -> list:
-    """κ critic steps on L_disc, then one head step on −L_disc + λ·L_cycle (§3.2)."""
-    hidden = head.cfg.hidden
-    # F and G (and the critic's score) carry dropout as in the authors' code.
-    maps = nn.ModuleDict(
-        {
-            "F": nn.Sequential(nn.Linear(hidden, hidden), nn.Dropout(settings.dropout)),
-            "G": nn.Sequential(nn.Linear(hidden, hidden), nn.Dropout(settings.dropout)),
-        }
-    )
-    critic = nn.Sequential(nn.Linear(hidden, 1), nn.Dropout(settings.dropout))
-    device = source.device
-    maps.to(device)
-    critic.to(device)
-    generator_opt = torch.optim.Adam([*head.parameters(), *maps.parameters()], lr=settings.lr)
-    critic_opt = torch.optim.Adam(critic.parameters(), lr=settings.lr)
-    unit = nn.functional.normalize
-    history: list[dict] = []
-    head.train()
-    for step in tqdm(range(1, settings.steps + 1), desc="dualpivot-unsup", mininterval=10):
-        s_idx, t_idx = batch_indices(n_pairs, settings.batch_size, settings.unpaired, rng)
-        with torch.no_grad():
-            fixed_s, fixed_t = source.vectors(head, s_idx), target.vectors(head, t_idx)
-        critic.requires_grad_(True)
-        for _ in range(settings.critic_steps):
-            disc = critic_loss(critic(fixed_s)[:, 0], critic(fixed_t)[:, 0])
-            critic_opt.zero_grad()
-            disc.backward()
-            critic_opt.step()
-        critic.requires_grad_(False)  # the head's step must not move the critic
-        y_s, y_t = source.vectors(head, s_idx), target.vectors(head, t_idx)
-        adversarial = -critic_loss(critic(y_s)[:, 0], critic(y_t)[:, 0])
-        n_random = settings.negatives - 1
+class _Unsupervised(_Objective):
+    """κ critic steps on L_disc, then one step of the head (with the linear maps F and G) on
+    −L_disc + λ·L_cycle (§3.2)."""
+
+    def __init__(self, settings, head, data, n_pairs, rng, generator):
+        super().__init__(settings, head, data, n_pairs, rng, generator)
+        hidden = head.cfg.hidden
+        # F and G (and the critic's score) carry dropout as in the authors' code.
+        self.maps = nn.ModuleDict(
+            {
+                "F": nn.Sequential(nn.Linear(hidden, hidden), nn.Dropout(settings.dropout)),
+                "G": nn.Sequential(nn.Linear(hidden, hidden), nn.Dropout(settings.dropout)),
+            }
+        )
+        self.critic = nn.Sequential(nn.Linear(hidden, 1), nn.Dropout(settings.dropout))
+        self.maps.to(data[0].device)
+        self.critic.to(data[0].device)
+        self.modules += [self.maps, self.critic]
+        self.generator_opt = torch.optim.Adam(
+            [*head.parameters(), *self.maps.parameters()], lr=settings.lr
+        )
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=settings.lr)
+
+    def losses(
+        self, y_s: torch.Tensor, y_t: torch.Tensor, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """−L_disc + λ·L_cycle, and L_cycle."""
+        s, unit, maps = self.settings, nn.functional.normalize, self.maps
+        adversarial = -critic_loss(self.critic(y_s)[:, 0], self.critic(y_t)[:, 0])
         cycle = cycle_loss(
             y_s,
             unit(maps["G"](maps["F"](y_s)), dim=-1),
             y_t,
             unit(maps["F"](maps["G"](y_t)), dim=-1),
-            random_negatives(len(s_idx), n_random, generator).to(device),
-            random_negatives(len(t_idx), n_random, generator).to(device),
-            settings.margin,
-            settings.hinge,
+            random_negatives(len(y_s), s.negatives - 1, generator).to(y_s.device),
+            random_negatives(len(y_t), s.negatives - 1, generator).to(y_t.device),
+            s.margin,
+            s.hinge,
         )
-        loss = adversarial + settings.cycle_weight * cycle
-        generator_opt.zero_grad()
+        return adversarial + s.cycle_weight * cycle, cycle
+
+    def loss(
+        self, y_s: torch.Tensor, y_t: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
+        return self.losses(y_s, y_t, generator)[0]
+
+    def step(self) -> dict[str, float]:
+        s, critic, head = self.settings, self.critic, self.head
+        s_idx, t_idx = batch_indices(self.n_pairs, s.batch_size, s.unpaired, self.rng)
+        source, target = self.data
+        with torch.no_grad():
+            fixed_s, fixed_t = source.vectors(head, s_idx), target.vectors(head, t_idx)
+        critic.requires_grad_(True)
+        for _ in range(s.critic_steps):
+            disc = critic_loss(critic(fixed_s)[:, 0], critic(fixed_t)[:, 0])
+            self.critic_opt.zero_grad()
+            disc.backward()
+            self.critic_opt.step()
+        critic.requires_grad_(False)  # the head's step must not move the critic
+        loss, cycle = self.losses(
+            source.vectors(head, s_idx), target.vectors(head, t_idx), self.generator
+        )
+        self.generator_opt.zero_grad()
         loss.backward()
-        generator_opt.step()
-        _record(
-            history,
-            step,
-            settings,
-            log_path,
-            dev_p1,
-            loss=loss.item(),
-            critic=disc.item(),
-            cycle=cycle.item(),
+        self.generator_opt.step()
+        return {"loss": loss.item(), "critic": disc.item(), "cycle": cycle.item()}
+
+
+def _fit(
+    settings: DualPivotSettings,
+    objective: _Objective,
+    dev: tuple[Features, Features],
+    dev_p1: Callable[[], float],
+    log_path: Path | None,
+) -> tuple[list[dict], dict]:
+    """Train by the schedule (`epoch_ends`, `EarlyStopping`) and load the head of the epoch
+    with the lowest dev loss, as the authors' trainer does. Returns the log's entries and what
+    ran: the steps and epochs, why training stopped (`patience`, the `steps` cap, or the last
+    of the `epochs`), and the kept epoch, its last step and its dev loss."""
+    head, stopping = objective.head, EarlyStopping(settings.patience)
+    history: list[dict] = []
+    ends = epoch_ends(settings)
+    start, kept = 1, None
+    head.train()
+    for epoch, end in enumerate(ends, start=1):
+        desc = f"{settings.method} epoch {epoch}"
+        for step in tqdm(range(start, end + 1), desc=desc, mininterval=10):
+            values = objective.step()
+            if step < end:
+                _record(history, step, settings, log_path, dev_p1, values)
+        loss = objective.dev_loss(dev)
+        entry = _record(
+            history, end, settings, log_path, dev_p1, {**values, "dev_loss": loss}, epoch
         )
-    return history
+        if stopping.improves(loss):
+            kept = ({k: v.detach().clone() for k, v in head.state_dict().items()}, entry)
+        start = end + 1
+        if stopping.exhausted:
+            break
+    state, best = kept
+    head.load_state_dict(state)
+    return history, {
+        "dev_loss": best["dev_loss"],
+        "steps": end,
+        "epochs": epoch,
+        "stopped": _why_stopped(settings, end, ends[-1]),
+        "best_epoch": best["epoch"],
+        "best_step": best["step"],
+    }
+
+
+def _why_stopped(settings: DualPivotSettings, end: int, last: int) -> str:
+    """Why training ended at step `end` of a schedule that runs to step `last` at most."""
+    if end < last:
+        return "patience"
+    return "steps" if end == settings.steps else "epochs"
 
 
 def single_layer(
@@ -339,13 +521,30 @@ def single_layer(
     return head.eval(), {"dev_p1": scores[best], "layer": best, "layers": scores}
 
 
-def _record(history: list, step: int, settings: DualPivotSettings, path, dev_p1, **values) -> None:
+def _record(
+    history: list,
+    step: int,
+    settings: DualPivotSettings,
+    path: Path | None,
+    dev_p1: Callable[[], float],
+    values: dict[str, float],
+    epoch: int | None = None,
+) -> dict | None:
+    """Log a step (its `values` and the pivot's dev P@1) every `log_every` steps and at the
+    end of each epoch (`epoch` given); returns the log's entry, if any."""
     kill_point("dualpivot.train")
-    if step % settings.log_every == 0 or step == settings.steps:
-        entry = {"step": step, **{k: round(v, 5) for k, v in values.items()}, "dev_p1": dev_p1()}
-        history.append(entry)
-        log.info(json.dumps(entry))
-        _append(path, entry)
+    if epoch is None and step % settings.log_every:
+        return None
+    entry = {
+        "step": step,
+        **({} if epoch is None else {"epoch": epoch}),
+        **{k: round(v, 5) for k, v in values.items()},
+        "dev_p1": dev_p1(),
+    }
+    history.append(entry)
+    log.info(json.dumps(entry))
+    _append(path, entry)
+    return entry
 
 
 def _append(path: Path | None, entry: dict) -> None:

@@ -1,10 +1,11 @@
 """The dual-encoder training loop: shared weights, gradient accumulation, dev selection, resume.
 
 One optimisation step consumes `batch_size` pairs as `batch_size / (micro_batch_size ×
-processes)` micro-batches per process; the in-batch negatives of the ranking loss are those of
-a (global) micro-batch. What is optimised is the run's method (`xlsent.train.objectives`).
-Every `eval_every` steps the dev P@1 (similarity search of each
-language's dev pairs, foreign → English) picks the best checkpoint; every
+processes)` micro-batches per process; the in-batch negatives of the ranking loss are the
+whole batch's (`negatives: batch`, by gradient caching: `xlsent.train.cached_tr`) or each
+(global) micro-batch's (`negatives: micro_batch`). What is optimised is the run's method
+(`xlsent.train.objectives`). Every `eval_every` steps the dev P@1 (similarity search of each
+language's dev pairs, both directions averaged) picks the best checkpoint; every
 `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
 a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
 position and random state.
@@ -91,14 +92,15 @@ class TrainSettings:
     mlm_probability: float = 0.15
     language_sampling: float = 0.3
     tlm_weight: float = 1.0
+    tlm_input: str = "xlm"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "wacse_weights", tuple(self.wacse_weights))  # JSON gives lists
-        if self.rtl_vocabulary not in RTL_VOCABULARIES:
-            raise ValueError(
-                f"train.rtl_vocabulary is {self.rtl_vocabulary!r}, not one of "
-                f"{', '.join(RTL_VOCABULARIES)}"
-            )
+        for key, allowed in (("rtl_vocabulary", RTL_VOCABULARIES), ("tlm_input", TLM_INPUTS)):
+            if getattr(self, key) not in allowed:
+                raise ValueError(
+                    f"train.{key} is {getattr(self, key)!r}, not one of {', '.join(allowed)}"
+                )
         if self.batch_size % self.micro_batch_size:
             raise ValueError(
                 f"train.batch_size ({self.batch_size}) must be a multiple of "
@@ -123,6 +125,7 @@ class TrainSettings:
 
 PRETRAINING = ("mlm", "tlm")
 RTL_VOCABULARIES = ("english", "all")
+TLM_INPUTS = ("xlm", "dap")
 
 
 @dataclass(frozen=True)

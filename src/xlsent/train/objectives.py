@@ -8,7 +8,7 @@
   trainer passes (`rtl_vocabulary: english`, DAP's code) or over every id.
 - `mlm`: L = L_MLM on monolingual sentences (pretraining, `xlsent.losses.mlm`).
 - `tlm`: L = L_TLM on concatenated pairs; `tr-tlm`: L = L_TR + w·L_TLM (DAP Table 1's TR+TLM
-  baseline; `tlm_weight`).
+  baseline; `tlm_weight`), the pairs laid out as XLM's or as DAP's code (`tlm_input`).
 
 A micro-batch of N pairs is encoded as 2N sentences in one pass (the N non-English sides,
 then their N English translations); TR uses their sentence vectors (the model's pooling,
@@ -21,6 +21,8 @@ run and the losses (`xlsent.losses`, pure tensor functions) are called and weigh
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -82,7 +84,14 @@ class Objectives(nn.Module):
             else None
         )
         self.rtl = (
-            RTLHead(encoder, settings.rtl_layers, tokens.mask, pretrained_dir, rtl_vocabulary)
+            RTLHead(
+                encoder,
+                settings.rtl_layers,
+                tokens.mask,
+                pretrained_dir,
+                rtl_vocabulary,
+                max_length=settings.max_length,
+            )
             if settings.method == "dap"
             else None
         )
@@ -96,16 +105,22 @@ class Objectives(nn.Module):
             lm=self.lm,
             mlm_probability=settings.mlm_probability,
             vocab_size=encoder.config.vocab_size,
+            tlm_input=settings.tlm_input,
         )
-        # Parameters no objective touches must not ask DDP for gradients.
-        pooler = getattr(encoder, "pooler", None)
-        if settings.pooler == "mlp":
-            # DAP's code (SimCSE's mlp_only_train) trains TR through a freshly initialised
-            # dense + tanh over the sentence vector (CLS there), not a checkpoint's pooler;
-            # evaluation drops it.
-            encoder._init_weights(pooler.dense)
-        elif pooler is not None:
+        # The checkpoint's pooler is never read: no gradient for DDP to wait for, and the
+        # export keeps it as it was loaded.
+        if getattr(encoder, "pooler", None) is not None:
             encoder.pooler.requires_grad_(False)
+        self.mlp = None
+        if settings.pooler == "mlp":
+            # DAP's code (SimCSE's mlp_only_train, its `cls.mlp`) trains TR through a freshly
+            # initialised dense + tanh over the sentence vector (CLS there), a module of its
+            # own beside the encoder: evaluation drops it, and the export never holds it.
+            # skip_init: the dense layer's only draw is the model's own initialisation.
+            width = encoder.config.hidden_size
+            dense = torch.nn.utils.skip_init(nn.Linear, width, width)
+            encoder._init_weights(dense)
+            self.mlp = nn.Sequential(OrderedDict(dense=dense, activation=nn.Tanh()))
 
     def forward(
         self, batch: Batch, tr_grads: torch.Tensor | None = None
@@ -143,13 +158,10 @@ class Objectives(nn.Module):
 
     def sentence_vectors(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """TR's sentence vectors: the model's pooling of the last hidden states (B×T×d) over
-        `mask` (B×T), through a freshly initialised MLP (the encoder's pooler layer, dense +
-        tanh) with `pooler: mlp` (training only: evaluation takes the pooled vector)."""
+        `mask` (B×T), through the freshly initialised MLP (dense + tanh) with `pooler: mlp`
+        (training only: evaluation takes the pooled vector)."""
         vectors = pool(hidden, mask, self.pooling)
-        if self.settings.pooler == "mlp":
-            # The pooler's own forward reads the first token: its layers, on the pooled vector.
-            return self.encoder.pooler.activation(self.encoder.pooler.dense(vectors))
-        return vectors
+        return vectors if self.mlp is None else self.mlp(vectors)
 
     def embed(self, batch: Batch) -> torch.Tensor:
         """The sentence vectors (2N×d) of `batch`, as `forward` computes them."""
@@ -166,7 +178,8 @@ class Objectives(nn.Module):
         length-sorted groups of rows, each padded only to its own longest row. Attention never
         sees padding, so the states are those of one pass; the saving is the padding.
         `positions`: each token's position counted from 0 (TLM restarts them), by default
-        its column."""
+        its column. A row's length is up to its last real token: `tlm_input: dap` rows hold
+        padding between their two sides."""
         if positions is not None:
             positions = self._position_ids(positions, mask)
         groups = self.settings.length_groups
@@ -178,7 +191,7 @@ class Objectives(nn.Module):
             return self.encoder(
                 input_ids=ids, attention_mask=mask, token_type_ids=types, position_ids=positions
             ).last_hidden_state
-        lengths = mask.sum(1)
+        lengths = (mask * torch.arange(1, mask.shape[1] + 1, device=mask.device)).amax(1)
         hidden = None
         for part in torch.argsort(lengths).chunk(groups):
             width = int(lengths[part].max())
