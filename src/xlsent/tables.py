@@ -519,12 +519,35 @@ def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.Da
     return pl.DataFrame(rows, schema=schema)
 
 
-def write_bucc_table(table: pl.DataFrame, out_csv: Path, *, digits: int = 1) -> None:
-    """Write the mining table (`bucc_table`) to `out_csv` and its `.md`."""
+def bucc_notes(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[str]:
+    """The mining table's footnote on the splits whose margin read fewer neighbours than
+    `evaluate.bucc.mining.k` (fewer sentences than k on a side), with the k used."""
+    results = load_results(frames)
+    lowered = results.filter(pl.col("metric") == "k").sort("run", "lang", "direction")
+    if lowered.is_empty():
+        return []
+    cells = ", ".join(
+        f"{run} {lang} {direction} k = {int(k)}"
+        for run, lang, direction, k in lowered.select("run", "lang", "direction", "value")
+        .unique(maintain_order=True)
+        .rows()
+    )
+    return [
+        f"Fewer sentences than the margin's k on a side, so every sentence was a neighbour: "
+        f"{cells}. Lower evaluate.bucc.mining.k or mine larger sets."
+    ]
+
+
+def write_bucc_table(
+    table: pl.DataFrame, out_csv: Path, *, digits: int = 1, notes: Sequence[str] = ()
+) -> None:
+    """Write the mining table (`bucc_table`) to `out_csv` and its `.md`, with `notes`
+    (`bucc_notes`)."""
     write_table(
         table,
         out_csv,
         digits=digits,
+        notes=notes,
         caption="Bitext mining (BUCC protocol): precision, recall and F1 (%) per language on "
         "the test split, at the margin threshold chosen on the threshold split's gold; "
         "`_f1_oracle` at the test split's own best threshold (XTREME's and DAP Table 2's "

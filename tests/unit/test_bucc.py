@@ -22,7 +22,13 @@ from xlsent.evaluate import bucc, mining_set
 from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, write_split
 from xlsent.evaluate.mining import MiningSettings
 from xlsent.io import parquet_writer
-from xlsent.tables import bucc_table, load_results, write_bucc_table, write_results
+from xlsent.tables import (
+    bucc_notes,
+    bucc_table,
+    load_results,
+    write_bucc_table,
+    write_results,
+)
 
 L10N = SHARED / "l10n"
 K2 = MiningSettings(k=2)
@@ -184,6 +190,28 @@ def test_worked_example_threshold_chosen_on_one_split_and_applied_to_the_other(t
         ("test_oracle", "threshold"): (round((0.8 / 0.575 + 1.12) / 2, 4), 1),
     }
     assert {r["lang"] for r in rows} == {"de"}
+
+
+def test_a_k_above_a_splits_size_is_warned_recorded_and_footnoted(tmp_path, caplog):
+    # Three sentences a side and k = 4: each is searched against all three (k = 3 used), the
+    # job says so, its rows record k, and the mining table's footnote names the splits.
+    write_split(example_split("de", "sample", [0, 1, 2]), tmp_path)
+    write_split(example_split("de", "training", [0]), tmp_path)
+    rows = evaluate(encode, tmp_path, ["de"], "sample", "training", MiningSettings(k=4))
+    assert "k = 4 neighbours asked of 3 sentences" in caplog.text
+    k_rows = [(r["direction"], r["value"]) for r in rows if r["metric"] == "k"]
+    assert k_rows == [("dev", 3), ("test", 3)]
+    path = tmp_path / "tr.parquet"
+    write_results(rows, "bucc", "tr", 42, path)
+    assert bucc_notes([path]) == [
+        "Fewer sentences than the margin's k on a side, so every sentence was a neighbour: "
+        "tr de dev k = 3, tr de test k = 3. Lower evaluate.bucc.mining.k or mine larger sets."
+    ]
+    assert "de_f1" in bucc_table([path]).columns  # the recorded k leaves the table as it was
+    # At k = 2 nothing is lowered: no row, no footnote.
+    rows = evaluate(encode, tmp_path, ["de"], "sample", "training", K2)
+    write_results(rows, "bucc", "tr", 42, path)
+    assert bucc_notes([path]) == []
 
 
 def test_the_pivots_threshold_is_applied_to_every_language(tmp_path):

@@ -441,6 +441,17 @@ def test_valid_batch_settings_pass():
     assert train_settings(config, "four", 0)["gpus"] == 4
 
 
+def test_a_mining_k_no_held_out_split_can_give_is_refused():
+    # 10 held-out pairs a language, half of them the threshold split: at most 5 sentences a
+    # side, so k = 6 could only ever be lowered.
+    bucc = {"languages": ["de"], "source": "heldout", "mining": {"k": 6}}
+    config = {"corpus": {"mining_pairs": 10}, "evaluate": {"bucc": bucc}}
+    with pytest.raises(ConfigError, match=r"`evaluate.bucc.mining.k` is 6, .* at most 5 "):
+        validate(config, SCHEMA)
+    bucc["mining"]["k"] = 5
+    validate(config, SCHEMA)
+
+
 def test_shipped_configs_give_no_warning():
     for path in (ROOT / "config.yaml", ROOT / "resources" / "demo" / "config.yaml"):
         assert config_warnings(load(path, SCHEMA)) == []

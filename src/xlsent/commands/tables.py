@@ -147,7 +147,11 @@ def _add_tables_bucc(sub: Subparsers) -> None:
 def tables_bucc(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
-    result_tables.write_bucc_table(result_tables.bucc_table(args.results), Path(args.out))
+    result_tables.write_bucc_table(
+        result_tables.bucc_table(args.results),
+        Path(args.out),
+        notes=result_tables.bucc_notes(args.results),
+    )
     log.info("wrote %s", args.out)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 from pathlib import Path
 
 import jsonschema
@@ -51,6 +52,7 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     _check_transfer_runs(config)
     _check_models(config)
     _check_corpus(config)
+    _check_mining(config)
     figures(config)  # the runs and languages that `figures` names
     return config
 
@@ -403,6 +405,26 @@ def _check_models(config: dict) -> None:
                 f"share of it: set it to {multiples_near(hidden, heads)}, or change the number "
                 "of heads"
             )
+
+
+def _check_mining(config: dict) -> None:
+    """A margin's k that no held-out mining split can give: a split of a set drawn from the
+    corpus holds at most its share of `corpus.mining_pairs` pairs, so no side has more
+    sentences, and a larger k would make every sentence a neighbour. (Other sets' sizes are
+    known only to their job, which lowers k, warns and records it in the table's footnote.)"""
+    bucc = config["evaluate"]["bucc"]
+    if not bucc["languages"] or bucc["source"] != "heldout" or bucc["heldout"]["from"] != "corpus":
+        return
+    share = bucc["heldout"]["threshold_share"]
+    most = math.ceil(config["corpus"]["mining_pairs"] * min(share, 1 - share))
+    k = bucc["mining"]["k"]
+    if 0 < most < k:
+        raise ConfigError(
+            f"config key `evaluate.bucc.mining.k` is {k}, but the smaller split of each mining "
+            f"set holds at most {most} sentences a side (corpus.mining_pairs "
+            f"{config['corpus']['mining_pairs']} × evaluate.bucc.heldout.threshold_share "
+            f"{share} or its rest): lower k to at most {most}, or raise corpus.mining_pairs"
+        )
 
 
 def _check_corpus(config: dict) -> None:

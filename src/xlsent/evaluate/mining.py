@@ -24,12 +24,15 @@ only which neighbours are found may differ (benchmarks/mining.py measures recall
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
 import faiss
 import numpy as np
 from tqdm import tqdm
+
+log = logging.getLogger(__name__)
 
 MARGINS = ("ratio", "distance", "absolute")
 RETRIEVALS = ("max", "intersect", "fwd", "bwd")
@@ -144,6 +147,15 @@ def knn(
     if len(keys) == 0:
         raise ValueError("no keys to search")
     k = min(settings.k, len(keys))
+    if k < settings.k:
+        # The margin's neighbourhood is then every key; the caller records the k used.
+        log.warning(
+            "%s: k = %d neighbours asked of %d sentences: every one is a neighbour "
+            "(evaluate.bucc.mining.k is above the set's size)",
+            desc,
+            settings.k,
+            len(keys),
+        )
     index = build_index(keys, settings)
     sims = np.empty((len(queries), k), dtype=np.float32)
     ids = np.empty((len(queries), k), dtype=np.int64)
