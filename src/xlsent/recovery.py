@@ -20,17 +20,28 @@ running in the cluster's queue, where no local check can see them.
 
 Both work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
 `job_dependencies`, `job.output`) and its lock directory, `.snakemake/locks`.
+
+**One writer per training run.** A Snakemake killed alone leaves its jobs running; whoever
+then forces the lock away (`snakemake --unlock`) and reruns would start the same training job
+a second time, two processes writing one checkpoint directory. `sole_writer` holds the
+directory for its job with an exclusive `flock`, which the kernel drops when the process
+ends however it ends, so no stale lock survives a kill; the second job stops at once, naming
+the first.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
+
+from xlsent.errors import XlsentError
 
 
 class _Dag(Protocol):
@@ -177,3 +188,38 @@ def release_stale_lock(snakemake_dir: str | os.PathLike[str]) -> tuple[bool, str
             lock.unlink(missing_ok=True)
         (Path(snakemake_dir) / OWNER_RECORD).unlink(missing_ok=True)
     return stale, why
+
+
+WRITER_LOCK = ".writer"
+
+
+class BusyDirectoryError(XlsentError):
+    """Another live process writes the directory; the message names it and what to do."""
+
+
+@contextmanager
+def sole_writer(directory: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold `directory` (created if missing) for this process alone while inside: an
+    exclusive, non-blocking `flock` on its `.writer` file, which records the holder for the
+    message a second writer gets."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / WRITER_LOCK, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise BusyDirectoryError(
+                f"{directory} is being written by {holder}, a job of an earlier run that is "
+                "still going (a Snakemake killed alone leaves its jobs running): wait for it "
+                "to end or stop it, then run the same command again"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 from xlsent.commands import Subparsers, lang_paths, log
@@ -42,6 +43,7 @@ def train(args: argparse.Namespace) -> None:
     from xlsent.config import program_settings
     from xlsent.models.encoder import SHAPE_KEYS
     from xlsent.models.sentence import SentenceSettings
+    from xlsent.recovery import sole_writer
     from xlsent.train import distributed
     from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
 
@@ -64,11 +66,14 @@ def train(args: argparse.Namespace) -> None:
         Path(args.checkpoints),
     )
     Path(args.checkpoints).mkdir(parents=True, exist_ok=True)
+    # Under torchrun one process writes the checkpoints and the model: it alone holds them.
+    writing = sole_writer(args.checkpoints) if trainer.world.main else nullcontext()
     try:
-        best = trainer.run(Path(args.checkpoints) / "train_log.jsonl")
-        if trainer.world.main:  # under torchrun, one process writes the model
-            log.info("best dev P@1 %.2f at step %s", best["dev_p1"], best["step"])
-            trainer.export(Path(args.out), {"settings": settings, "model": model})
+        with writing:
+            best = trainer.run(Path(args.checkpoints) / "train_log.jsonl")
+            if trainer.world.main:
+                log.info("best dev P@1 %.2f at step %s", best["dev_p1"], best["step"])
+                trainer.export(Path(args.out), {"settings": settings, "model": model})
     finally:
         distributed.shutdown(trainer.world)
 
