@@ -10,6 +10,7 @@ from snakemake.logging import logger
 from snakemake.utils import min_version
 
 import xlsent.config
+import xlsent.failures
 import xlsent.recovery
 
 min_version("8.20")
@@ -59,6 +60,15 @@ onstart:
                 + ", ".join(removed[:8])
                 + (" ..." if len(removed) > 8 else "")
             )
+
+
+onerror:
+    # A failed job's own message (a known failure's one line: the file and the fix) is in its
+    # log; the console shows only Snakemake's "non-zero exit status". Print it there too, once
+    # at the end, for local and cluster runs alike (xlsent.failures).
+    said = xlsent.failures.report(workflow.scheduler.failed)
+    if said:
+        logger.error("\n".join(["The failed jobs' logs say:", *said]))
 
 
 include: "workflow/rules/common.smk"

@@ -272,6 +272,37 @@ def test_outputs_equal_those_of_a_local_run(runs):
     assert table["run"].to_list() == ["tr"]
 
 
+def test_a_failed_job_says_why_on_the_console(slurm_env, site_profile, tmp_path):
+    """kk below the pair minimum: its `sample` job fails in its Slurm job (the corpus group,
+    after its `clean`), twice (one retry, to save time). The console of the Snakemake that
+    submitted it shows the job's own line from its log, once, and nothing of `clean`'s."""
+    config = small_config()
+    config["corpus"]["min_train_pairs"] = 100_000
+    configfile = tmp_path / "config.yaml"
+    configfile.write_text(yaml.safe_dump(config, sort_keys=False))
+    (tmp_path / "slurm").symlink_to(ROOT / "slurm")
+    proc = run(
+        tmp_path,
+        ["--snakefile", str(ROOT / "Snakefile"), "results/corpus/kk/train.parquet",
+         "--profile", "slurm", "--profile", str(site_profile), "--retries", "1",
+         "--configfile", str(configfile)],
+        slurm_env,
+        limit=300,
+    )  # fmt: skip
+    proc.wait()
+    out = (tmp_path / "snakemake.out").read_text()
+    assert proc.returncode == 1, out[-6000:]
+    assert len(submitted_ids(out)) == 2, out[-6000:]
+    said = out.split("The failed jobs' logs say:\n")[1]
+    assert re.match(
+        r"logs/sample/kk\.log:\n    ERROR xlsent: kk: \d+ clean pairs give \d+ train pairs, "
+        r"fewer than the minimum of 100000 \(corpus\.min_train_pairs\)",
+        said,
+    ), said
+    assert out.count("ERROR xlsent: kk: ") == 1
+    assert "logs/clean/" not in said
+
+
 def test_a_job_killed_for_memory_is_retried_with_more(slurm_env, site_profile, tmp_path):
     """tests/cluster/retry/Snakefile: a job that holds 800 MB asks for 700 MB × attempt;
     Slurm kills the first attempt, the profile's `retries` submits it again with 1400 MB."""
