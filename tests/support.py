@@ -63,6 +63,24 @@ def tiny_encoder(layers: int = 3, kind: str = "xlm-roberta"):
     return model_class(config).eval()
 
 
+def save_tiny_model(directory: Path, kind: str = "xlm-roberta") -> Path:
+    """A local pretrained model directory as save_pretrained writes one: a one-layer
+    `tiny_encoder` (config.json, model.safetensors) and a word-level fast tokenizer over its
+    first ids (tokenizer.json, tokenizer_config.json). Returns `directory`."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    tiny_encoder(layers=1, kind=kind).save_pretrained(directory)
+    special = {"bos": "<s>", "pad": "<pad>", "eos": "</s>", "unk": "<unk>", "mask": "<mask>"}
+    words = [*special.values(), "the", "cat", "die", "katze"]
+    tokenizer = Tokenizer(models.WordLevel({word: i for i, word in enumerate(words)}, "<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, **{f"{role}_token": token for role, token in special.items()}
+    ).save_pretrained(directory)
+    return directory
+
+
 def snakemake_command(workdir: Path, *args: str) -> list[str]:
     """The command line of Snakemake on the repository's workflow in `workdir`."""
     return [
@@ -107,10 +125,14 @@ def snakemake(
     return proc
 
 
-def planned_jobs(workdir: Path, configfile: Path, *targets: str) -> dict[str, int]:
-    """The jobs a dry run would execute, as {rule: count} (empty: nothing to do)."""
+def planned_jobs(
+    workdir: Path, configfile: Path, *targets: str, env: dict[str, str] | None = None
+) -> dict[str, int]:
+    """The jobs a dry run would execute, as {rule: count} (empty: nothing to do); `env` as
+    `snakemake`'s."""
     # Targets first: --configfile takes several values and would swallow them.
-    out = snakemake(workdir, *targets, "--dry-run", "--configfile", str(configfile)).stdout
+    args = (*targets, "--dry-run", "--configfile", str(configfile))
+    out = snakemake(workdir, *args, env=env).stdout
     if "Nothing to be done" in out:
         return {}
     stats = out.split("Job stats:")[1]

@@ -2,7 +2,8 @@
 # System packages some tests need, installed only when missing (idempotent, safe to rerun):
 #   - dict-freedict-eng-deu: the FreeDict English-German dictionary the BLI tests and the
 #     Bi-Sent2vec benchmark read (/usr/share/dictd/freedict-eng-deu.dict.dz + .index);
-#   - cmake and g++: the Bi-Sent2vec trainer is C++ built with CMake.
+#   - cmake and g++: the Bi-Sent2vec trainer is C++ built with CMake;
+#   - patch: eflomal is built from PyPI's source with csrc/eflomal/seed.patch applied.
 # Needs root for apt-get; without it, prints what to install and exits 0 (the tests that
 # need a missing package skip, or fail naming it).
 set -euo pipefail
@@ -11,6 +12,7 @@ missing=()
 [ -f /usr/share/dictd/freedict-eng-deu.dict.dz ] || missing+=(dict-freedict-eng-deu)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v patch >/dev/null 2>&1 || missing+=(patch)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -77,7 +77,12 @@ def small_word_spans(
     """{lang: word-span file} of the training pairs, word-aligned by eflomal in 2 shards."""
     root = tmp_path_factory.mktemp("wordspans")
     out: dict[str, Path] = {}
-    settings = {"symmetrize": "grow_diag_final_and", "max_words": 128, "min_estimation_pairs": 0}
+    settings = {
+        "symmetrize": "grow_diag_final_and",
+        "max_words": 128,
+        "min_estimation_pairs": 0,
+        "seed": 0,
+    }
     for lang, splits in small_corpus.items():
         (root / lang).mkdir()
         tokens = root / lang / "words.parquet"

@@ -210,11 +210,13 @@ def test_eflomal_beats_the_diagonal_baseline(eflomal_on_gold, method: str) -> No
     lang, gold, fwd, rev = eflomal_on_gold
     diagonal = aer(diagonal_baseline(gold), gold)
     result = aer([symmetrize(f, r, method) for f, r in zip(fwd, rev, strict=True)], gold)
-    # Observed (gold + ~940 other Tatoeba lines + 5000 l10n pairs, ~10 runs; eflomal has no
-    # seed): diagonal AER 0.478 (de-en) and 0.398 (fr-en); eflomal AER 0.12–0.155 (de-en)
-    # and 0.105–0.146 (fr-en) for every symmetrisation, precision ≥ 0.85, recall ≥ 0.77.
-    # The floor — at least 0.20 below the diagonal and at most 0.22 absolute — keeps a
-    # margin of ≥ 0.05 over the worst run seen, yet fails an aligner that learned little
+    # Observed (gold + ~940 other Tatoeba lines + 5000 l10n pairs): diagonal AER 0.478
+    # (de-en) and 0.398 (fr-en); eflomal AER 0.12–0.155 (de-en) and 0.105–0.146 (fr-en) for
+    # every symmetrisation over ~10 runs from /dev/urandom before eflomal had a seed,
+    # precision ≥ 0.85, recall ≥ 0.77; with seed 0, the aligner's default and so this test's
+    # every run, 0.131–0.139 (de-en) and 0.130–0.142 (fr-en). The floor — at least 0.20
+    # below the diagonal and at most 0.22 absolute — keeps a margin of ≥ 0.05 over the worst
+    # run seen, so another seed passes too, yet fails an aligner that learned little
     # (eflomal on the 60 gold pairs alone scores ~0.33 on de-en).
     assert result["aer"] <= min(diagonal["aer"] - 0.20, 0.22), (lang, method, result, diagonal)
     assert result["precision"] >= diagonal["precision"] + 0.15, (lang, method, result)

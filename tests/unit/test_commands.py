@@ -44,6 +44,7 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--corpus kk=kk/train.parquet te=te/train.parquet --vocab-size 32000 --sentences 2000",
     ],
     ("align_shard", "{params.model}"): ["", "--model results/aligners/wspalign"],
+    ("align_shard", "{params.binary}"): ["", "--binary results/build/eflomal/eflomal"],
     ("subwords", "{params.prefix}"): [
         "--en-prefix '' --xx-prefix ''",
         "--en-prefix 'query: ' --xx-prefix 'passage: '",

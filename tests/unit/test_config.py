@@ -1,8 +1,9 @@
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from support import ROOT
+from support import ROOT, save_tiny_model, tiny_encoder
 
 from xlsent import languages
 from xlsent.config import (
@@ -622,10 +623,17 @@ def test_a_local_model_path_must_be_a_directory(path, tmp_path, monkeypatch):
     )
 
 
-def test_model_paths_that_exist_hub_ids_and_unused_models_pass(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model directory as save_pretrained writes one (tests copy it to change it)."""
+    return save_tiny_model(tmp_path_factory.mktemp("saved") / "model")
+
+
+def test_model_paths_that_exist_hub_ids_and_unused_models_pass(saved_model, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "models" / "xlmr").mkdir(parents=True)
-    for path in ("./models/xlmr", str(tmp_path / "models" / "xlmr"), "xlm-roberta-base", "a/b"):
+    shutil.copytree(saved_model, tmp_path / "models" / "xlmr")
+    local = ("./models/xlmr", "models/xlmr", str(tmp_path / "models" / "xlmr"))
+    for path in (*local, "xlm-roberta-base", "a/b"):
         check_paths(_pretrained(path), ROOT)
     (tmp_path / "weights.bin").write_text("")
     with pytest.raises(ConfigError, match=r"`models.m.path`: weights.bin is not a directory"):
@@ -634,6 +642,79 @@ def test_model_paths_that_exist_hub_ids_and_unused_models_pass(tmp_path, monkeyp
     config = _pretrained("xlm-roberta-base")
     config["models"]["elsewhere"] = {"init": "pretrained", "path": "/cluster/models/xlmr"}
     check_paths(config, ROOT)
+
+
+def test_an_empty_model_directory_is_named_with_all_it_lacks(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "xlmr").mkdir()
+    # A path without ./ is a local directory when there is one (fetch_model copies it).
+    with pytest.raises(ConfigError) as info:
+        check_paths(_pretrained("xlmr"), ROOT)
+    assert str(info.value) == (
+        "config key `models.m.path`: model directory xlmr lacks config.json; the weights "
+        "(model.safetensors or pytorch_model.bin, or model.safetensors.index.json or "
+        "pytorch_model.bin.index.json with the shards it lists); a tokenizer (tokenizer.json, "
+        "or tokenizer_config.json with sentencepiece.bpe.model, spiece.model or vocab.txt): "
+        "save the model and its tokenizer there (model.save_pretrained(DIR) and "
+        "tokenizer.save_pretrained(DIR)), or point it at a directory saved by save_pretrained, "
+        "or a hub id (e.g. xlm-roberta-base) where there is network"
+    )
+
+
+@pytest.mark.parametrize(
+    ("removed", "lacks"),
+    [
+        (["model.safetensors"], "the weights (model.safetensors or pytorch_model.bin, or "),
+        (["tokenizer.json"], "a tokenizer (tokenizer.json, or tokenizer_config.json with "),
+        (["config.json", "tokenizer.json"], "config.json; a tokenizer (tokenizer.json, or "),
+    ],
+)
+def test_a_model_directory_without_weights_or_tokenizer_is_named(
+    removed, lacks, saved_model, tmp_path
+):
+    model = shutil.copytree(saved_model, tmp_path / "model")
+    for name in removed:
+        (model / name).unlink()
+    with pytest.raises(ConfigError) as info:
+        check_paths(_pretrained(str(model)), ROOT)
+    assert str(info.value).startswith(
+        f"config key `models.m.path`: model directory {model} lacks {lacks}"
+    )
+    assert ": save the model and its tokenizer there (" in str(info.value)
+
+
+def test_sharded_weights_need_every_shard_their_index_lists(saved_model, tmp_path):
+    model = shutil.copytree(saved_model, tmp_path / "model")
+    (model / "model.safetensors").unlink()
+    tiny_encoder(layers=1).save_pretrained(model, max_shard_size="10KB")
+    shards = sorted(model.glob("model-*.safetensors"))
+    assert len(shards) > 1 and (model / "model.safetensors.index.json").is_file()
+    check_paths(_pretrained(str(model)), ROOT)
+    shards[-1].unlink()
+    with pytest.raises(ConfigError) as info:
+        check_paths(_pretrained(str(model)), ROOT)
+    assert f"lacks {shards[-1].name} (listed in model.safetensors.index.json):" in str(info.value)
+    (model / "model.safetensors.index.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"lacks the weight_map of model.safetensors.index.json"):
+        check_paths(_pretrained(str(model)), ROOT)
+
+
+def test_a_vocabulary_file_loads_with_its_tokenizer_config(tmp_path):
+    """mBERT's layout without a tokenizer.json: vocab.txt and the tokenizer's settings (its
+    case), which AutoTokenizer would otherwise guess from config.json (lower-casing)."""
+    from transformers import AutoTokenizer
+
+    model = tmp_path / "mbert"
+    tiny_encoder(layers=1, kind="bert").save_pretrained(model)
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "The", "the", "cat"]
+    (model / "vocab.txt").write_text("\n".join(words) + "\n")
+    with pytest.raises(ConfigError) as info:
+        check_paths(_pretrained(str(model)), ROOT)
+    assert "lacks tokenizer_config.json beside vocab.txt (or a tokenizer.json):" in str(info.value)
+    AutoTokenizer.from_pretrained(model, do_lower_case=False).save_pretrained(model)
+    (model / "tokenizer.json").unlink()
+    check_paths(_pretrained(str(model)), ROOT)
+    assert AutoTokenizer.from_pretrained(model).tokenize("The cat") == ["The", "cat"]
 
 
 def test_dap_cleaning_needs_a_tokenizer_json_in_a_local_model(tmp_path, monkeypatch):

@@ -28,7 +28,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 EXTRAS = PYPROJECT["project"]["optional-dependencies"]
 PIP_LINE = re.compile(r"-e \.\.\[([\w,-]+)\]")
 # What a conda env may list besides the pip line: Python itself and build tools.
-CONDA_TOOLS = {"python", "pip", "c-compiler", "cxx-compiler", "compilers", "cmake", "make"}
+CONDA_TOOLS = {"python", "pip", "c-compiler", "cxx-compiler", "compilers", "cmake", "make", "patch"}
 
 
 def _extras_packages(extras: list[str]) -> set[str]:

@@ -72,6 +72,20 @@ def test_eflomal_shards_of_the_demo(demo_run, tmp_path):
     for name in ("shard-0001.arrow", "shard-0001.json", "_SUCCESS"):
         (workdir / "results/align/eflomal/kk" / name).unlink()
     assert planned_jobs(workdir, configfile, *targets) == {"align_shard": 1, "align_manifest": 1}
+    # Redone, it holds the same links byte for byte (eflomal is seeded: align.eflomal.seed),
+    # though its job now has two threads where the demo gave it one.
+    snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
+    shard = "results/align/eflomal/kk/shard-0001.arrow"
+    assert (workdir / shard).read_bytes() == (demo_run / shard).read_bytes()
+    # Another seed is another alignment: every shard is redone.
+    config = demo_config()
+    config["align"]["eflomal"] = {"seed": 1}
+    reseeded = write_config(workdir / "reseeded.yaml", config)
+    shards = sum(len(json.loads((workdir / path).read_text())["shards"]) for path in targets)
+    assert planned_jobs(workdir, reseeded, *targets) == {
+        "align_shard": shards,
+        "align_manifest": len(LANGS),
+    }
 
     # The Pharaoh export: one line per training pair.
     snakemake(

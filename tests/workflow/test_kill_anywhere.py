@@ -14,9 +14,9 @@ kill:
 (c) no temporary file is left in the working directory.
 
 Everything here is deterministic on a CPU (one thread per trainer; the aligner is a
-network, not eflomal, which seeds itself from /dev/urandom), so (b) compares bytes; only
-records of time and speed (benchmarks, logs, throughput fields of the training log, the
-trainers' wall-clock statistics) are left out of the comparison.
+network), so (b) compares bytes; only records of time and speed (benchmarks, logs,
+throughput fields of the training log, the trainers' wall-clock statistics) are left out of
+the comparison.
 
 Kills happen after a settings change (a finished run whose config then changes: the case
 where stale results used to survive) and in a first run from an empty directory.

@@ -20,6 +20,47 @@ rule fetch_aligner:
         "xlsent fetch-model --path {params.path} --out {output} 2> {log}"
 
 
+rule eflomal_download:
+    # PyPI's source of eflomal 2.0.0, checked against the SHA-256 that
+    # xlsent.align.eflomal_build pins. Without the internet, place that file here by hand.
+    output:
+        EFLOMAL_SDIST,
+    log:
+        "logs/eflomal_download.log",
+    # On the login node: compute nodes may have no internet access.
+    localrule: True
+    conda:
+        "../../envs/cpp.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    shell:
+        "xlsent eflomal-download --out {output} 2> {log}"
+
+
+rule eflomal_build:
+    # eflomal with our seed patch (csrc/eflomal/README.md): unpack, patch, one C compiler
+    # call; redone when the patch changes.
+    input:
+        sdist=EFLOMAL_SDIST,
+        patch=EFLOMAL_PATCH,
+    output:
+        EFLOMAL_BINARY,
+    log:
+        "logs/eflomal_build.log",
+    benchmark:
+        "results/benchmarks/eflomal_build.tsv"
+    conda:
+        "../../envs/cpp.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 1000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    shell:
+        "xlsent eflomal-build --sdist {input.sdist} --patch {input.patch} --out {output}"
+        " 2> {log}"
+
+
 rule align_shard:
     input:
         unpack(align_inputs),
@@ -34,7 +75,8 @@ rule align_shard:
     conda:
         "../../envs/gpu.yaml"
     # The fan-out unit on a cluster: one job per shard, never grouped. WSPAlign: a GPU, the
-    # main thread and a tokenising one; eflomal: three samplers.
+    # main thread and a tokenising one; eflomal: three samplers (its links depend on
+    # align.eflomal.seed, not on the threads it gets).
     threads: 4
     resources:
         gpu=lambda w: ALIGN["wspalign"]["gpus"] if w.aligner == "wspalign" else 0,
@@ -47,11 +89,14 @@ rule align_shard:
         model=lambda w, input: (
             f"--model {input.model}" if "model" in input.keys() else ""
         ),
+        binary=lambda w, input: (
+            f"--binary {input.binary}" if "binary" in input.keys() else ""
+        ),
     shell:
         "xlsent align-shard --method {wildcards.aligner} --settings {params.settings:q}"
         " --corpus {input.corpus} --words {input.words} --index {wildcards.shard}"
         " --shard-size {params.shard_size} --total {params.total} {params.model}"
-        " --out {output.shard} --stats {output.stats} 2> {log}"
+        " {params.binary} --out {output.shard} --stats {output.stats} 2> {log}"
 
 
 rule align_manifest:

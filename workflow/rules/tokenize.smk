@@ -24,6 +24,10 @@ rule words:
 
 
 rule fetch_model:
+    # A local directory's files, and a bundled model's release (params.source): a change
+    # fetches again and reruns everything that read the model. A hub id is fetched once.
+    input:
+        pretrained_files,
     output:
         directory("results/pretrained/{model}"),
     log:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 
@@ -25,13 +26,26 @@ def _estimation_pairs(
     return extra
 
 
+def shard_seed(seed: int, index: int) -> int:
+    """eflomal's seed for shard `index` under `align.eflomal.seed`: a 64-bit hash of both, so
+    that a language's shards (which estimate on each other's pairs when small) sample their
+    own streams, and seed 1's shard 0 is not seed 0's shard 1. Shard i of two languages
+    shares a seed; their words differ, and so do their samples."""
+    digest = hashlib.sha256(f"{seed}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
 def align(
     method: str,
     settings: dict,
     pairs: list[SentencePair],
+    index: int,
     model_dir: Path | None = None,
     extra: list[SentencePair] | None = None,
+    binary: Path | None = None,
 ) -> list[PairAlignment]:
+    """The aligner's answers for shard `index`'s pairs; `model_dir` is WSPAlign's checkpoint,
+    `binary` eflomal's build (None: the checkout's, compiled on first use)."""
     if method == "wspalign":
         from xlsent.align.wspalign import WSPAlignConfig, WSPAligner
 
@@ -40,7 +54,12 @@ def align(
         return WSPAligner.load(model_dir, cfg).align(pairs)
     from xlsent.align.statistical import EflomalAligner
 
-    aligner = EflomalAligner(symmetrize=settings["symmetrize"], max_words=settings["max_words"])
+    aligner = EflomalAligner(
+        symmetrize=settings["symmetrize"],
+        max_words=settings["max_words"],
+        seed=shard_seed(settings["seed"], index),
+        binary=binary,
+    )
     return aligner.align(pairs, extra=extra or [])
 
 
@@ -54,6 +73,7 @@ def run(
     total: int,
     out: Path,
     model_dir: Path | None = None,
+    binary: Path | None = None,
 ) -> dict:
     """Align shard `index` of a language with `total` training pairs; write it; return stats."""
     ids, pairs = read_pairs(corpus, words, index, shard_size)
@@ -63,6 +83,6 @@ def run(
             corpus, words, index, shard_size, total, settings["min_estimation_pairs"] - len(pairs)
         )
     log.info("shard %d: %d pairs (+%d for estimation)", index, len(pairs), len(extra))
-    aligned = align(method, settings, pairs, model_dir, extra) if pairs else []
+    aligned = align(method, settings, pairs, index, model_dir, extra, binary) if pairs else []
     stats = write_shard(out, ids, pairs, aligned)
     return {"shard": index, "estimation_pairs": len(extra), **stats}

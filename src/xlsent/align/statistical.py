@@ -1,4 +1,4 @@
-"""eflomal: an offline statistical word aligner, symmetrised by our own heuristics.
+"""eflomal: an offline statistical word aligner, seeded, symmetrised by our own heuristics.
 
 eflomal (Östling & Tiedemann 2016) is an unsupervised Bayesian IBM-style model (IBM1, then
 HMM, then HMM + fertility) estimated by Gibbs sampling **on the very pairs it aligns**: it
@@ -15,42 +15,68 @@ each kept link is scored by the share of directions that proposed it: **1.0** wh
 did, **0.5** when only one did (the growing heuristics only ever add union links, so no
 kept link has 0). The score is thus a two-level confidence, not a probability.
 
-eflomal samples from a random state seeded from the operating system and has no seed
-option: two runs on the same input can differ in a few links.
+The binary is eflomal 2.0.0's C aligner built with our seed patch
+(`xlsent.align.eflomal_build`): the same pairs, seed and `n_samplers` give the same links
+byte for byte, whatever the number of OpenMP threads. We write its input files ourselves (its
+Python wrapper's format and iteration schedule), so eflomal's Python package is not
+installed: only its source is fetched, to build the binary.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from xlsent.align.eflomal_build import EflomalError, default_binary
 from xlsent.align.links import Link, PairAlignment, ScoredLinks, SentencePair, parse_pharaoh
 from xlsent.align.symmetrize import METHODS, symmetrize
 
 log = logging.getLogger(__name__)
 
-SPACE_MARK = "\u2581"  # stands in for whitespace inside a token (eflomal splits on it)
+MAX_WORDS = 1023  # eflomal's input format holds sentences of fewer than 0x400 words
 
 
 def model_word(word: str) -> str:
-    """The vocabulary entry of a word token for eflomal: lowercased, whitespace-free.
+    """The vocabulary entry of a word token for eflomal: lowercased.
 
-    Lowercased because the model's statistics are counts over word types, and case variants
-    would split those counts: "File" starting a sentence or in a Title Case menu label and
-    "file" elsewhere would be two types, each with fewer observations, and a rare casing
-    (an all-caps "FILE") would be nearly unknown. Casing carries no translation evidence the
-    other side needs. (eflomal's own reader lowercases too; doing it here keeps the
-    behaviour ours rather than a detail of its wrapper.)
-
-    Whitespace-free because eflomal splits lines on any Unicode whitespace, while spaCy keeps
-    whitespace as tokens (a double space, a no-break space): such a token must stay one
-    word, or every later index of the sentence would shift.
+    The model's statistics are counts over word types, and case variants would split those
+    counts: "File" starting a sentence or in a Title Case menu label and "file" elsewhere
+    would be two types, each with fewer observations, and a rare casing (an all-caps "FILE")
+    would be nearly unknown. Casing carries no translation evidence the other side needs.
     """
-    word = "".join(SPACE_MARK if ch.isspace() else ch for ch in word.lower())
-    return word or SPACE_MARK
+    return word.lower()
+
+
+def write_text(path: Path, sentences: Sequence[Sequence[str]]) -> None:
+    """One side in eflomal's input format: `N V`, then per sentence its length and its word
+    type ids (0-based, numbered by first occurrence), space-separated.
+
+    Ids rather than words: a token holding whitespace (spaCy keeps a no-break space as one)
+    stays one word.
+    """
+    types: dict[str, int] = {}
+    lines = []
+    for words in sentences:
+        ids = [types.setdefault(model_word(word), len(types)) for word in words]
+        lines.append(" ".join(map(str, [len(ids), *ids])) + "\n")
+    path.write_text(f"{len(lines)} {len(types)}\n" + "".join(lines))
+
+
+def iterations(model: int, n_pairs: int, rel_iterations: float) -> list[int]:
+    """Sampling iterations of each model stage up to `model` (IBM1, HMM, fertility).
+
+    eflomal's Python wrapper's schedule (2.0.0): 5000 / sqrt(pairs) at `rel_iterations` 1,
+    so that a run's work (iterations × pairs) grows with the square root of the pairs.
+    """
+    full = max(2, round(rel_iterations * 5000 / math.sqrt(n_pairs)))
+    quarter = max(1, full // 4)
+    return [[full], [max(2, quarter), full], [max(2, quarter), quarter, full]][model - 1]
 
 
 def score_links(kept: set[Link], fwd: set[Link], rev: set[Link]) -> ScoredLinks:
@@ -82,7 +108,9 @@ class EflomalAligner:
 
     `model`: 1 (IBM1), 2 (+HMM) or 3 (+fertility, eflomal's default and best);
     `max_words`: pairs with a longer side are returned with status "too_long";
-    `n_samplers`, `rel_iterations`, `null_prior`: passed to eflomal (its defaults).
+    `n_samplers`, `rel_iterations`, `null_prior`: passed to eflomal (its defaults);
+    `seed`: seeds the samplers (0 to 2**64 - 1);
+    `binary`: the eflomal build to run (None: `default_binary()`, compiled on first use).
     """
 
     def __init__(
@@ -93,6 +121,8 @@ class EflomalAligner:
         n_samplers: int = 3,
         rel_iterations: float = 1.0,
         null_prior: float = 0.2,
+        seed: int = 0,
+        binary: str | os.PathLike[str] | None = None,
     ) -> None:
         if symmetrize not in METHODS:
             raise ValueError(
@@ -100,14 +130,18 @@ class EflomalAligner:
             )
         if model not in (1, 2, 3):
             raise ValueError(f"eflomal model must be 1, 2 or 3, not {model!r}")
-        if max_words < 1:
-            raise ValueError(f"max_words must be at least 1, not {max_words}")
+        if not 1 <= max_words <= MAX_WORDS:
+            raise ValueError(f"max_words must be 1 to {MAX_WORDS}, not {max_words}")
+        if not 0 <= seed < 2**64:  # the binary's seed is an unsigned 64-bit integer
+            raise ValueError(f"eflomal's seed must be 0 to 2**64 - 1, not {seed}")
         self.symmetrize = symmetrize
         self.model = model
         self.max_words = max_words
         self.n_samplers = n_samplers
         self.rel_iterations = rel_iterations
         self.null_prior = null_prior
+        self.seed = seed
+        self.binary = binary
 
     def status(self, pair: SentencePair) -> str | None:
         """Why `pair` is not aligned ("empty", "too_long"), or None if it is."""
@@ -124,29 +158,30 @@ class EflomalAligner:
         """
         with tempfile.TemporaryDirectory(prefix="xlsent-eflomal-") as tmp:
             fwd_path, rev_path = Path(tmp) / "fwd.links", Path(tmp) / "rev.links"
-            self._run(pairs, fwd_path, rev_path)
+            self.write_links(pairs, fwd_path, rev_path)
             lengths = [(len(p.en_words), len(p.xx_words)) for p in pairs]
             return _read_links(fwd_path, lengths), _read_links(rev_path, lengths)
 
-    def _run(self, pairs: Sequence[SentencePair], fwd_path: Path, rev_path: Path) -> None:
-        import eflomal
-
-        en_lines = [" ".join(map(model_word, p.en_words)) for p in pairs]
-        xx_lines = [" ".join(map(model_word, p.xx_words)) for p in pairs]
-        aligner = eflomal.Aligner(
-            model=self.model,
-            n_samplers=self.n_samplers,
-            rel_iterations=self.rel_iterations,
-            null_prior=self.null_prior,
-        )
-        started = time.perf_counter()
-        aligner.align(
-            en_lines,
-            xx_lines,
-            links_filename_fwd=str(fwd_path),
-            links_filename_rev=str(rev_path),
-            quiet=True,
-        )
+    def write_links(self, pairs: Sequence[SentencePair], fwd_path: Path, rev_path: Path) -> None:
+        """Run eflomal on `pairs`, which must all align: its forward and reverse links, one
+        Pharaoh line per pair as it writes them, go to `fwd_path` and `rev_path`."""
+        with tempfile.TemporaryDirectory(prefix="xlsent-eflomal-") as tmp:
+            en_path, xx_path = Path(tmp) / "en.txt", Path(tmp) / "xx.txt"
+            write_text(en_path, [p.en_words for p in pairs])
+            write_text(xx_path, [p.xx_words for p in pairs])
+            args = [
+                str(self.binary or default_binary()),
+                *("-m", str(self.model), "-n", str(self.n_samplers), "-N", str(self.null_prior)),
+                *("-x", str(self.seed), "-s", str(en_path), "-t", str(xx_path)),
+                *("-f", str(fwd_path), "-r", str(rev_path), "-q"),
+            ]
+            for stage, n in enumerate(iterations(self.model, len(pairs), self.rel_iterations)):
+                args += [f"-{stage + 1}", str(n)]
+            started = time.perf_counter()
+            proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.splitlines()[-20:])
+            raise EflomalError(f"eflomal failed (exit {proc.returncode}): {args[0]}\n{tail}")
         log.info("eflomal: %d pairs in %.1f s", len(pairs), time.perf_counter() - started)
 
     def align(

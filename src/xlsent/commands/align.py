@@ -1,4 +1,5 @@
-"""Align stage: word-align a language's training pairs shard by shard, then join the shards."""
+"""Align stage: fetch and build eflomal, word-align a language's training pairs shard by
+shard, then join the shards."""
 
 from __future__ import annotations
 
@@ -11,10 +12,38 @@ from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add align-shard, align-manifest and align-pharaoh."""
+    """Add eflomal-download, eflomal-build, align-shard, align-manifest and align-pharaoh."""
+    _add_eflomal_download(sub)
+    _add_eflomal_build(sub)
     _add_align_shard(sub)
     _add_align_manifest(sub)
     _add_align_pharaoh(sub)
+
+
+def _add_eflomal_download(sub: Subparsers) -> None:
+    p = sub.add_parser("eflomal-download", help="download eflomal's source from PyPI (checked)")
+    p.add_argument("--out", required=True, help="the sdist to write")
+    p.set_defaults(handler=eflomal_download)
+
+
+def eflomal_download(args: argparse.Namespace) -> None:
+    from xlsent.align.eflomal_build import fetch_sdist
+
+    log.info("eflomal source: %s", fetch_sdist(args.out))
+
+
+def _add_eflomal_build(sub: Subparsers) -> None:
+    p = sub.add_parser("eflomal-build", help="compile eflomal with our seed patch")
+    p.add_argument("--sdist", required=True, help="PyPI's eflomal-2.0.0.tar.gz")
+    p.add_argument("--patch", required=True, help="csrc/eflomal/seed.patch")
+    p.add_argument("--out", required=True, help="the binary to write")
+    p.set_defaults(handler=eflomal_build)
+
+
+def eflomal_build(args: argparse.Namespace) -> None:
+    from xlsent.align.eflomal_build import compile_binary
+
+    log.info("eflomal binary: %s", compile_binary(args.out, args.sdist, args.patch))
 
 
 def _add_align_shard(sub: Subparsers) -> None:
@@ -27,6 +56,7 @@ def _add_align_shard(sub: Subparsers) -> None:
     p.add_argument("--shard-size", type=int, required=True)
     p.add_argument("--total", type=int, required=True, help="training pairs of the language")
     p.add_argument("--model", help="the WSPAlign checkpoint directory")
+    p.add_argument("--binary", help="the eflomal binary (eflomal-build)")
     p.add_argument("--out", required=True)
     p.add_argument("--stats", required=True)
     p.set_defaults(handler=align_shard)
@@ -45,6 +75,7 @@ def align_shard(args: argparse.Namespace) -> None:
         args.total,
         Path(args.out),
         Path(args.model) if args.model else None,
+        Path(args.binary) if args.binary else None,
     )
     write_json(args.stats, stats)
     log.info("%s", json.dumps(stats))

