@@ -447,7 +447,7 @@ def main() -> None:
         everything = tatoeba112(workdir, args.tatoeba112, config, args.cores)
         result["tatoeba112"] = everything.to_dicts()
     transfer_csv = workdir / "results/tables/transfer.csv"
-    if "results/tables/transfer.csv" in targets:
+    if "results/tables/transfer.csv" in targets and transfer_csv.exists():
         result["transfer"] = pl.read_csv(transfer_csv).to_dicts()
         transfer_runs = pl.read_csv(transfer_csv)["run"].to_list()
         groups_by_script = script_groups(langs, config["dualpivot"]["pivot"])
