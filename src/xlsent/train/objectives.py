@@ -34,7 +34,7 @@ from xlsent.losses.rtl import representation_translation_loss
 from xlsent.losses.tr import Gather, translation_ranking_loss
 from xlsent.losses.wtr import word_translation_ranking_loss
 from xlsent.models.mlm_head import mlm_head
-from xlsent.models.rtl_head import RTLHead
+from xlsent.models.rtl_head import RTLHead, first_position
 from xlsent.models.sentence import SentenceSettings, pool
 from xlsent.train.collate import Batch, Collator, Tokens
 
@@ -209,10 +209,10 @@ class Objectives(nn.Module):
     def _position_ids(self, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The encoder's position ids of positions counted from 0: XLM-R and RoBERTa number
         real tokens from padding_idx + 1 and give padding padding_idx; BERT counts from 0."""
-        padding = getattr(self.encoder.embeddings, "padding_idx", None)
-        if padding is None:
+        first = first_position(self.encoder.embeddings)
+        if first == 0:
             return positions
-        return torch.where(mask.bool(), positions + padding + 1, padding)
+        return torch.where(mask.bool(), positions + first, first - 1)  # padding: padding_idx
 
     def _language_model(self, batch: Batch) -> torch.Tensor:
         """MLM or TLM: the corrupted sequences encoded, the MLM head at the chosen positions."""
