@@ -226,24 +226,24 @@ def model_flops(objectives: Objectives, batch: Batch) -> dict[str, float]:
     """The model FLOPs of one micro-batch per component (see the module docstring)."""
     config = objectives.encoder.config
     out = {"encoder": flops_per_step(config, int(batch.mask.sum()), batch.ids.shape[1])}
-    if objectives.mlm is not None and batch.masked_ids is not None:
-        copies = int(batch.masked_mask.sum())
-        out["awp"] = flops_per_step(config, copies, batch.masked_ids.shape[1]) + head_flops(
-            config, len(batch.targets)
+    if objectives.mlm is not None and batch.awp is not None:
+        copies = int(batch.awp.mask.sum())
+        out["awp"] = flops_per_step(config, copies, batch.awp.ids.shape[1]) + head_flops(
+            config, len(batch.awp.targets)
         )
     if objectives.rtl is not None:
         n = batch.n_pairs
         source = int(batch.mask[:n, 1:].sum())
-        targets = int(batch.rtl_mask.sum())
+        targets = int(batch.rtl.mask.sum())
         width = 2 * (batch.ids.shape[1] - 1)
         layers = len(objectives.rtl.layers)
         out["rtl"] = flops_per_step(config, source + targets, width, layers) + head_flops(
             config, targets, rtl_rows(objectives)
         )
-    if batch.lm_ids is not None:  # TLM (tr-tlm): its own pass over the concatenated pairs
+    if batch.lm is not None:  # TLM (tr-tlm): its own pass over the concatenated pairs
         out["tlm"] = flops_per_step(
-            config, int(batch.lm_mask.sum()), batch.lm_ids.shape[1]
-        ) + head_flops(config, len(batch.lm_targets))
+            config, int(batch.lm.mask.sum()), batch.lm.ids.shape[1]
+        ) + head_flops(config, len(batch.lm.targets))
     return out
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from xlsent.ragged import Ragged
-from xlsent.train.collate import Collator, Tokens, collate
+from xlsent.train.collate import Batch, Collator, Tokens, collate
 from xlsent.train.data import Pairs, WordAligned
 
 T = Tokens(cls=0, sep=2, pad=1, mask=9)
@@ -59,37 +59,37 @@ def test_language_ids_tag_every_token_and_every_masked_copy():
     assert batch.types[:, 0].tolist() == [2, 1, 0, 0]  # kk, de, en, en
     assert (batch.types == batch.types[:, :1]).all()
     # One copy per aligned word, sentence by sentence: kk x0; de x0; kk y0, y1; de y1.
-    assert batch.masked_ids[:2].tolist() == [[0, 9, 2, 1, 1], [0, 9, 9, 12, 2]]
-    assert batch.masked_types[:, 0].tolist() == [2, 1, 0, 0, 0]
-    assert (batch.masked_types == batch.masked_types[:, :1]).all()
+    assert batch.awp.ids[:2].tolist() == [[0, 9, 2, 1, 1], [0, 9, 9, 12, 2]]
+    assert batch.awp.types[:, 0].tolist() == [2, 1, 0, 0, 0]
+    assert (batch.awp.types == batch.awp.types[:, :1]).all()
 
 
 def test_awp_predicts_at_masked_positions_after_cls():
-    batch = Collator(T, awp_samples=0)(PAIRS, BOTH, WORDS, np.random.default_rng(0))
-    copy, position = batch.predict.unbind(1)
-    assert (batch.masked_ids[copy, position] == T.mask).all()
+    awp = Collator(T, awp_samples=0)(PAIRS, BOTH, WORDS, np.random.default_rng(0)).awp
+    copy, position = awp.predict.unbind(1)
+    assert (awp.ids[copy, position] == T.mask).all()
     # Every aligned word is masked in its own copy: pair 1's x0, y0, y1; pair 0's x0, y1.
-    assert len(batch.masked_ids) == 5
+    assert len(awp.ids) == 5
     # Pair 1's x0 (one subword, 30) predicts y0's first subword (40) and y1's (42), clipped.
-    x0 = batch.masked_ids[:, 1] == T.mask
-    x0_copy = int(np.flatnonzero((x0 & (batch.masked_ids[:, 2] == T.sep)).numpy())[0])
-    assert sorted(batch.targets[copy == x0_copy].tolist()) == [40, 42]
-    assert batch.weights.dtype == torch.float32 and batch.targets.dtype == torch.int64
+    x0 = awp.ids[:, 1] == T.mask
+    x0_copy = int(np.flatnonzero((x0 & (awp.ids[:, 2] == T.sep)).numpy())[0])
+    assert sorted(awp.targets[copy == x0_copy].tolist()) == [40, 42]
+    assert awp.weights.dtype == torch.float32 and awp.targets.dtype == torch.int64
 
 
 def test_wtr_links_name_their_pair_in_batch_order():
     batch = Collator(T, wtr=True)(PAIRS, BOTH, WORDS)
-    assert batch.links.tolist() == [[0, 0, 0], [0, 0, 1], [1, 0, 1]]
-    assert batch.valid.tolist() == [[True, False], [True, True], [True, True], [True, True]]
-    assert batch.pool.shape == (4, 2, batch.ids.shape[1])
-    assert batch.masked_ids is None  # no AWP asked for
+    assert batch.wtr.links.tolist() == [[0, 0, 0], [0, 0, 1], [1, 0, 1]]
+    assert batch.wtr.valid.tolist() == [[True, False], [True, True], [True, True], [True, True]]
+    assert batch.wtr.pool.shape == (4, 2, batch.ids.shape[1])
+    assert batch.awp is None  # no AWP asked for
 
 
 def test_rtl_targets_are_the_english_tokens_with_sep_without_cls_or_padding():
     """As DAP's released code: the English ids after CLS, </s> included, padding not."""
     batch = Collator(T, rtl=True)(PAIRS, BOTH)
-    assert batch.rtl_targets.tolist() == [40, 41, 42, T.sep, 20, 21, 22, T.sep]
-    assert batch.rtl_mask.shape == (2, batch.ids.shape[1] - 1)  # the English rows after CLS
+    assert batch.rtl.targets.tolist() == [40, 41, 42, T.sep, 20, 21, 22, T.sep]
+    assert batch.rtl.mask.shape == (2, batch.ids.shape[1] - 1)  # the English rows after CLS
 
 
 def test_tlm_in_daps_layout_puts_each_padded_side_beside_the_other():
@@ -98,27 +98,29 @@ def test_tlm_in_daps_layout_puts_each_padded_side_beside_the_other():
     positions counted from 0 at each side's <s>, each side's language."""
     dap = Collator(T, LANGUAGES, ranking=False, lm="tlm", mlm_probability=1e-12, tlm_input="dap")
     batch = dap(PAIRS, BOTH, rng=np.random.default_rng(0))
-    assert batch.ids is None and len(batch.lm_targets) == 0  # TLM alone, nothing chosen
-    assert batch.lm_ids.tolist() == [
+    assert batch.ids is None and len(batch.lm.targets) == 0  # TLM alone, nothing chosen
+    lm = batch.lm
+    assert lm.ids.tolist() == [
         [0, 30, 2, 1, 1, 0, 40, 41, 42, 2],  # kk: x = 30, y = 40 41 42
         [0, 10, 11, 12, 2, 0, 20, 21, 22, 2],  # de
     ]
-    assert batch.lm_mask.tolist() == [[1, 1, 1, 0, 0, 1, 1, 1, 1, 1], [1] * 10]
-    assert batch.lm_positions.tolist() == [[0, 1, 2, 3, 4] * 2] * 2
-    assert batch.lm_types.tolist() == [[2] * 5 + [0] * 5, [1] * 5 + [0] * 5]
+    assert lm.mask.tolist() == [[1, 1, 1, 0, 0, 1, 1, 1, 1, 1], [1] * 10]
+    assert lm.positions.tolist() == [[0, 1, 2, 3, 4] * 2] * 2
+    assert lm.types.tolist() == [[2] * 5 + [0] * 5, [1] * 5 + [0] * 5]
     # Everything chosen: every subword predicts itself at its column, y's after x's row and
     # y's <s>; the draws are the XLM layout's, subword for subword.
     every = Collator(T, ranking=False, lm="tlm", mlm_probability=1.0, vocab_size=50)
     ours = dataclasses.replace(every, tlm_input="dap")(PAIRS, BOTH, rng=np.random.default_rng(4))
-    xlm = every(PAIRS, BOTH, rng=np.random.default_rng(4))
-    rows, columns = ours.lm_predict.unbind(1)
+    ours = ours.lm
+    xlm = every(PAIRS, BOTH, rng=np.random.default_rng(4)).lm
+    rows, columns = ours.predict.unbind(1)
     assert sorted(zip(rows.tolist(), columns.tolist(), strict=True)) == [
         (0, 1), (0, 6), (0, 7), (0, 8), (1, 1), (1, 2), (1, 3), (1, 6), (1, 7), (1, 8)
     ]  # fmt: skip
-    assert ours.lm_targets.tolist() == xlm.lm_targets.tolist()
-    assert batch.lm_ids[rows, columns].tolist() == ours.lm_targets.tolist()
-    xlm_rows, xlm_columns = xlm.lm_predict.unbind(1)
-    assert ours.lm_ids[rows, columns].tolist() == xlm.lm_ids[xlm_rows, xlm_columns].tolist()
+    assert ours.targets.tolist() == xlm.targets.tolist()
+    assert lm.ids[rows, columns].tolist() == ours.targets.tolist()
+    xlm_rows, xlm_columns = xlm.predict.unbind(1)
+    assert ours.ids[rows, columns].tolist() == xlm.ids[xlm_rows, xlm_columns].tolist()
 
 
 def test_word_objectives_need_word_alignments():
@@ -130,21 +132,26 @@ def test_the_draws_are_the_generators_alone():
     """What a resumed run relies on: the same seed gives the same batch, bit for bit."""
     collator = Collator(T, LANGUAGES, wtr=True, awp_samples=1, rtl=True)
 
-    def build(seed: int) -> dict:
-        return vars(collator(PAIRS, BOTH, WORDS, np.random.default_rng(seed)))
+    def build(seed: int) -> Batch:
+        return collator(PAIRS, BOTH, WORDS, np.random.default_rng(seed))
 
-    first, again = build(5), build(5)
+    def tensors(part: object) -> list[torch.Tensor | None]:
+        """The tensors of a batch's fields and parts, in field order."""
+        if part is None or isinstance(part, torch.Tensor):
+            return [part]
+        return [t for f in dataclasses.fields(part) for t in tensors(getattr(part, f.name))]
+
+    first, again = tensors(build(5)), tensors(build(5))
     assert all(
-        (a is None and b is None) or torch.equal(a, b)
-        for a, b in zip(first.values(), again.values(), strict=True)
+        (a is None and b is None) or torch.equal(a, b) for a, b in zip(first, again, strict=True)
     )
-    drawn = {tuple(build(seed)["masked_ids"][:, 1].tolist()) for seed in range(20)}
+    drawn = {tuple(build(seed).awp.ids[:, 1].tolist()) for seed in range(20)}
     assert len(drawn) > 1  # pair 1's y has two aligned words: the draw picks one
 
 
 def test_to_keeps_the_fields_a_method_does_not_need_empty():
     batch = Collator(T, rtl=True)(PAIRS, BOTH).to(torch.device("cpu"))
-    assert batch.pool is None and batch.rtl_targets is not None
+    assert batch.wtr is None and batch.rtl.targets is not None
 
 
 @pytest.mark.parametrize("name", ["tr", "awp", "wtr", "rtl", "mlm"])

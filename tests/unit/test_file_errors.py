@@ -512,11 +512,11 @@ def test_a_training_checkpoint_that_runs_out_of_room_names_the_checkpoint(tmp_pa
     checkpoints surface the OSError under it, named like every other output."""
     import torch
 
-    from xlsent.train.loop import _save
+    from xlsent.train.checkpoints import save
 
     last = tmp_path / "last.pt"
     with pytest.raises(OutputError) as err, _in_process_file_size_limit(64 * 1024):
-        _save({"model": {"w": torch.zeros(100_000)}}, last)
+        save({"model": {"w": torch.zeros(100_000)}}, last)
     assert err.value.path == last
     assert str(err.value).startswith(f"cannot write {last}: file too large")
     assert list(tmp_path.iterdir()) == []

@@ -52,7 +52,7 @@ def test_wacse_combines_its_losses_as_eq_11(small_tokenizer, aligned):
 def test_a_zero_weight_skips_its_objective(small_tokenizer, aligned):
     objectives = _objectives(small_tokenizer, "wacse", wacse_weights=(0.8, 0.2, 0.0))
     batch = _batch(objectives, aligned)
-    assert batch.pool is None and batch.masked_ids is not None
+    assert batch.wtr is None and batch.awp is not None
     _, parts = objectives(batch)
     assert set(parts) == {"tr", "awp"}
     tr_only = _objectives(small_tokenizer, "tr")
@@ -74,12 +74,12 @@ def test_rtl_reads_the_states_after_cls_and_predicts_the_english_tokens(small_to
     english = pairs.en.take(np.random.default_rng(0).choice(len(pairs), 16, replace=False))
     english = english.to_list()
     with_sep = [[*e, objectives.collator.tokens.sep] for e in english]  # no CLS or pad
-    assert batch.rtl_targets.tolist() == np.concatenate(with_sep).tolist()
-    assert batch.rtl_mask.sum(1).tolist() == [len(e) for e in with_sep]
+    assert batch.rtl.targets.tolist() == np.concatenate(with_sep).tolist()
+    assert batch.rtl.mask.sum(1).tolist() == [len(e) for e in with_sep]
     with torch.no_grad():
         hidden = objectives.encoder(input_ids=batch.ids, attention_mask=batch.mask)[0]
-        logits = objectives.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl_mask)  # no CLS
-        expected = representation_translation_loss(logits, batch.rtl_targets)
+        logits = objectives.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl.mask)  # no CLS
+        expected = representation_translation_loss(logits, batch.rtl.targets)
         assert objectives(batch)[1]["rtl"].item() == expected.item()
 
 
@@ -272,17 +272,17 @@ def test_daps_tlm_rows_reach_the_encoder_with_each_sides_positions(kind, positio
 
     lang = np.zeros(2, dtype=np.int16)
     pairs = Pairs(rows([30], [10, 11, 12]), rows([40, 41, 42], [20, 21, 22]), lang, ("de",))
-    batch = objectives.collator(pairs, np.array([0, 1]), rng=np.random.default_rng(0))
-    assert batch.lm_ids.shape == (2, 10)
-    assert batch.lm_mask[0].tolist() == [1, 1, 1, 0, 0, 1, 1, 1, 1, 1]
+    lm = objectives.collator(pairs, np.array([0, 1]), rng=np.random.default_rng(0)).lm
+    assert lm.ids.shape == (2, 10)
+    assert lm.mask[0].tolist() == [1, 1, 1, 0, 0, 1, 1, 1, 1, 1]
     with torch.no_grad():
-        ours = objectives.encode(batch.lm_ids, batch.lm_mask, None, batch.lm_positions)
+        ours = objectives.encode(lm.ids, lm.mask, None, lm.positions)
         expected = model(
-            input_ids=batch.lm_ids,
-            attention_mask=batch.lm_mask,
+            input_ids=lm.ids,
+            attention_mask=lm.mask,
             position_ids=torch.tensor(positions),
         ).last_hidden_state
-        default = model(input_ids=batch.lm_ids, attention_mask=batch.lm_mask).last_hidden_state
-    real = batch.lm_mask.bool()
+        default = model(input_ids=lm.ids, attention_mask=lm.mask).last_hidden_state
+    real = lm.mask.bool()
     assert torch.allclose(ours[real], expected[real], atol=1e-6)
     assert not torch.allclose(ours[real], default[real], atol=1e-3)

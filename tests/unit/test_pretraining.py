@@ -88,18 +88,18 @@ def test_tlm_concatenates_each_pair_and_restarts_positions():
     plain = _uncorrupted(pairs, np.array([0, 1]))
     assert plain.ids is None  # no pair batch: TLM alone
     # <s> x </s> </s> y </s>, padded with 1.
-    assert plain.lm_ids.tolist() == [[0, 5, 6, 2, 2, 8, 2, 1], [0, 7, 2, 2, 9, 10, 11, 2]]
-    assert plain.lm_mask.tolist() == [[1] * 7 + [0], [1] * 8]
+    assert plain.lm.ids.tolist() == [[0, 5, 6, 2, 2, 8, 2, 1], [0, 7, 2, 2, 9, 10, 11, 2]]
+    assert plain.lm.mask.tolist() == [[1] * 7 + [0], [1] * 8]
     # Positions restart at y's first </s> (column len(x) + 2); padding 0.
-    assert plain.lm_positions.tolist() == [[0, 1, 2, 3, 0, 1, 2, 0], [0, 1, 2, 0, 1, 2, 3, 4]]
-    assert len(plain.lm_targets) == 0
+    assert plain.lm.positions.tolist() == [[0, 1, 2, 3, 0, 1, 2, 0], [0, 1, 2, 0, 1, 2, 3, 4]]
+    assert len(plain.lm.targets) == 0
     # Everything chosen: every subword of both sides predicts itself, at its column.
     batch = collator(pairs, np.array([0, 1]), rng=np.random.default_rng(3))
-    rows, cols = batch.lm_predict[:, 0], batch.lm_predict[:, 1]
+    rows, cols = batch.lm.predict[:, 0], batch.lm.predict[:, 1]
     assert sorted(zip(rows.tolist(), cols.tolist(), strict=True)) == [
         (0, 1), (0, 2), (0, 5), (1, 1), (1, 4), (1, 5), (1, 6)
     ]  # fmt: skip
-    assert plain.lm_ids[rows, cols].tolist() == batch.lm_targets.tolist()
+    assert plain.lm.ids[rows, cols].tolist() == batch.lm.targets.tolist()
 
 
 def test_tlm_language_ids_follow_each_side():
@@ -108,7 +108,7 @@ def test_tlm_language_ids_follow_each_side():
         TOKENS, {"en": 0, "kk": 1}, ranking=False, lm="tlm", mlm_probability=1e-12, vocab_size=50
     )
     batch = collator(pairs, np.array([0]), rng=np.random.default_rng(0))
-    assert batch.lm_types.tolist() == [[1, 1, 1, 1, 0, 0, 0]]
+    assert batch.lm.types.tolist() == [[1, 1, 1, 1, 0, 0, 0]]
 
 
 # Language sampling --------------------------------------------------------------------------
@@ -208,19 +208,18 @@ def test_language_modelling_lowers_its_loss(small_subwords, small_tokenizer, tmp
     scratch = ModelSpec("scratch", small_tokenizer, shape=SHAPE)
     trainer = _trainer(small_subwords, small_tokenizer, tmp_path, scratch, method=method)
     trainer.objective.eval()
-    index = trainer.sampler.take(32)
-    batch = trainer.batch(index)
-    assert batch.lm_targets is not None and len(batch.lm_targets) > 0
+    batch = trainer.batch(trainer.sampler.take(32))
+    assert batch.lm is not None and len(batch.lm.targets) > 0
     assert (batch.ids is not None) == (method == "tr-tlm")
     name = "mlm" if method == "mlm" else "tlm"
-    _, parts, _ = trainer.loss(index, batch=batch)
+    _, parts = trainer.objective(batch)
     assert set(parts) == ({"tr", "tlm"} if method == "tr-tlm" else {name})
     for _ in range(5):
         trainer.optimizer.zero_grad()
-        trainer.loss(index, batch=batch)[0].backward()
+        trainer.objective(batch)[0].backward()
         trainer.optimizer.step()
     with torch.no_grad():
-        _, parts_after, _ = trainer.loss(index, batch=batch)
+        _, parts_after = trainer.objective(batch)
     assert parts_after[name] < parts[name]
 
 
@@ -279,4 +278,4 @@ def test_collate_of_the_pair_batch_is_unchanged_by_language_modelling():
     )
     expected, _ = collate(ragged([[7], [5, 6], [9, 10], [8]]), 0, 2, 1)
     assert torch.equal(tr.ids, expected) and torch.equal(both.ids, expected)
-    assert both.lm_ids is not None and tr.lm_ids is None
+    assert both.lm is not None and tr.lm is None

@@ -18,8 +18,9 @@ from support import tiny_shape
 from transformers import AutoModel
 
 from xlsent.models.encoder import TextEncoder
+from xlsent.train.checkpoints import TrainingError
 from xlsent.train.data import load_pairs
-from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainingError, TrainSettings
+from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
 
 SHAPE = tiny_shape()
 SETTINGS = dict(
@@ -50,13 +51,13 @@ def _trainer(small_subwords, small_tokenizer, checkpoints: Path, **overrides) ->
 def test_one_step_lowers_the_loss_of_a_fixed_batch(small_subwords, small_tokenizer, tmp_path):
     trainer = _trainer(small_subwords, small_tokenizer, tmp_path)
     trainer.objective.eval()  # no dropout: the two losses differ by the update only
-    batch = trainer.sampler.take(16)
-    before = trainer.loss(batch)[0]
+    batch = trainer.batch(trainer.sampler.take(16))
+    before = trainer.objective(batch)[0]
     before.backward()
     trainer.optimizer.step()
     trainer.optimizer.zero_grad()
     with torch.no_grad():
-        after = trainer.loss(batch)[0]
+        after = trainer.objective(batch)[0]
     assert after < before
 
 
@@ -65,8 +66,8 @@ def test_accumulation_splits_the_effective_batch(small_subwords, small_tokenizer
     assert trainer.accumulation == 2
     trainer.train_step()
     assert trainer.sampler.position == 32  # two micro-batches of 16 for one optimizer step
-    with pytest.raises(ValueError, match="multiple"):
-        TrainSettings(seed=0, batch_size=30, micro_batch_size=16)
+    with pytest.raises(ValueError, match=r"multiple of train.micro_batch_size × GPUs \(16 × 1\)"):
+        _trainer(small_subwords, small_tokenizer, tmp_path, batch_size=30)
 
 
 def _train_cli(small_subwords, small_tokenizer, checkpoints: Path, out: Path) -> list[str]:

@@ -10,7 +10,7 @@ So the losses (`xlsent.losses`) stay tensor maths, and the objectives
 (`xlsent.train.objectives`) only encode, apply heads and call them.
 
 A micro-batch of N pairs is laid out as 2N sentences: the N non-English sides X_0..X_{N-1},
-then their English translations Y_0..Y_{N-1}. A language-modelling batch (`lm_*` fields) holds
+then their English translations Y_0..Y_{N-1}. A language-modelling batch (`Batch.lm`) holds
 its own sequences: monolingual sentences (MLM) or concatenated pairs (TLM).
 """
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -37,30 +38,60 @@ class Tokens:
     mask: int
 
 
-@dataclass
+@dataclass(frozen=True)
+class WTRTensors:
+    """WTR's word pooling and links (`word_pooling`)."""
+
+    pool: torch.Tensor  # 2N×W×T word-averaging weights
+    valid: torch.Tensor  # 2N×W: which words have a subword
+    links: torch.Tensor  # L×3: pair, xx word, en word
+
+
+@dataclass(frozen=True)
+class AWPTensors:
+    """AWP's masked copies and what their masked positions predict (`masked_copies`)."""
+
+    ids: torch.Tensor  # C×T masked copies
+    mask: torch.Tensor
+    types: torch.Tensor | None  # language ids, for encoders with language embeddings
+    predict: torch.Tensor  # P×2: copy, position
+    targets: torch.Tensor  # P
+    weights: torch.Tensor  # P
+
+
+@dataclass(frozen=True)
+class RTLTensors:
+    """What RTL reconstructs (`english_targets`)."""
+
+    mask: torch.Tensor  # N×(T-1): the English tokens to reconstruct
+    targets: torch.Tensor  # Q: their ids, row by row
+
+
+@dataclass(frozen=True)
+class LMTensors:
+    """MLM's or TLM's own sequences: monolingual sentences (MLM) or concatenated pairs (TLM),
+    corrupted, and the subwords they predict."""
+
+    ids: torch.Tensor  # S×T corrupted sequences
+    mask: torch.Tensor
+    predict: torch.Tensor  # P×2: sequence, position of each chosen subword
+    targets: torch.Tensor  # P: the subword it must predict
+    types: torch.Tensor | None = None  # language ids
+    positions: torch.Tensor | None = None  # TLM: position ids, counted from 0
+
+
+@dataclass(frozen=True)
 class Batch:
-    """Tensors of one micro-batch (fields a method does not need are None)."""
+    """Tensors of one micro-batch: the 2N sentences of its pairs, and each objective's own
+    tensors (None where the method does not use them)."""
 
     ids: torch.Tensor | None  # 2N×T: non-English sides, then English (None: an LM-only batch)
     mask: torch.Tensor | None
     types: torch.Tensor | None  # language ids, for encoders with language embeddings
-    pool: torch.Tensor | None = None  # WTR: 2N×W×T word-averaging weights
-    valid: torch.Tensor | None = None  # 2N×W
-    links: torch.Tensor | None = None  # L×3: pair, xx word, en word
-    masked_ids: torch.Tensor | None = None  # AWP: masked copies, their mask and types
-    masked_mask: torch.Tensor | None = None
-    masked_types: torch.Tensor | None = None
-    predict: torch.Tensor | None = None  # P×2: copy, position
-    targets: torch.Tensor | None = None  # P
-    weights: torch.Tensor | None = None  # P
-    rtl_mask: torch.Tensor | None = None  # RTL: N×(T-1), the English tokens to reconstruct
-    rtl_targets: torch.Tensor | None = None  # Q: their ids, row by row
-    lm_ids: torch.Tensor | None = None  # MLM/TLM: S×T corrupted sequences, their mask,
-    lm_mask: torch.Tensor | None = None  # language ids and (TLM) position ids
-    lm_types: torch.Tensor | None = None
-    lm_positions: torch.Tensor | None = None
-    lm_predict: torch.Tensor | None = None  # P×2: sequence, position of each chosen subword
-    lm_targets: torch.Tensor | None = None  # P: the subword it must predict
+    wtr: WTRTensors | None = None
+    awp: AWPTensors | None = None  # None also in a micro-batch without an aligned word
+    rtl: RTLTensors | None = None
+    lm: LMTensors | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -69,22 +100,26 @@ class Batch:
     @property
     def tokens(self) -> int:
         """Real (non-pad) tokens the encoder reads in the batch's main passes."""
-        return sum(int(m.sum()) for m in (self.mask, self.lm_mask) if m is not None)
-
-    def _map(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> Batch:
-        return Batch(
-            **{
-                f.name: None if getattr(self, f.name) is None else fn(getattr(self, f.name))
-                for f in fields(self)
-            }
-        )
+        lm_mask = None if self.lm is None else self.lm.mask
+        return sum(int(m.sum()) for m in (self.mask, lm_mask) if m is not None)
 
     def to(self, device: torch.device) -> Batch:
-        return self._map(lambda t: t.to(device, non_blocking=True))
+        return _mapped(self, lambda t: t.to(device, non_blocking=True))
 
     def pin(self) -> Batch:
         """Page-locked copies, for a fast (asynchronous) copy to a GPU."""
-        return self._map(lambda t: t.pin_memory())
+        return _mapped(self, lambda t: t.pin_memory())
+
+
+def _mapped(tensors: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """A batch, or one of its parts, with `fn` applied to each of its tensors."""
+    if tensors is None:
+        return None
+    if isinstance(tensors, torch.Tensor):
+        return fn(tensors)
+    return replace(
+        tensors, **{f.name: _mapped(getattr(tensors, f.name), fn) for f in fields(tensors)}
+    )
 
 
 @dataclass(frozen=True)
@@ -124,11 +159,11 @@ class Collator:
         spans and links, which WTR and AWP need), or with `lm: mlm` of the sentences `index`
         of a `Monolingual` pool; `rng` draws AWP's masked words and the LM corruption."""
         if self.lm == "mlm":
-            return self._monolingual(pairs, index, rng)
+            return Batch(None, None, None, lm=self._monolingual(pairs, index, rng))
         batch = self._pairs(pairs, index, words, rng) if self.ranking else Batch(None, None, None)
         if self.lm == "tlm":
             translation_lm = self._separate_sides if self.tlm_input == "dap" else self._joined
-            translation_lm(batch, pairs, index, rng)
+            batch = replace(batch, lm=translation_lm(pairs, index, rng))
         return batch
 
     def _pairs(
@@ -141,42 +176,59 @@ class Collator:
         rows = Ragged.concat([pairs.xx.take(index), pairs.en.take(index)])
         t = self.tokens
         ids, mask = collate(rows, t.cls, t.sep, t.pad)
-        sentence_types = None
-        batch = Batch(ids, mask, None)
+        sentence_types = types = None
         if self.language_ids is not None:
             codes = [self.language_ids[pairs.langs[i]] for i in pairs.lang[index]]
             sentence_types = torch.tensor(codes + [self.language_ids["en"]] * len(index))
-            batch.types = sentence_types[:, None].expand_as(ids).contiguous()
-        if self.rtl:
-            batch.rtl_mask, batch.rtl_targets = english_targets(ids, mask)
+            types = sentence_types[:, None].expand_as(ids).contiguous()
+        rtl = RTLTensors(*english_targets(ids, mask)) if self.rtl else None
         if not self.wtr and self.awp_samples is None:
-            return batch
+            return Batch(ids, mask, types, rtl=rtl)
         if words is None:
             raise ValueError("WTR and AWP need the pairs' word alignments")
         starts = Ragged.concat([words.xx_starts.take(index), words.en_starts.take(index)])
         ends = Ragged.concat([words.xx_ends.take(index), words.en_ends.take(index)])
         links = words.links.take(index)
-        if self.wtr:
-            batch.pool, batch.valid = word_pooling(starts, ends, ids.shape[1])
-            pair = row_of_each(links.lengths)
-            batch.links = torch.from_numpy(
-                np.column_stack([pair, links.values.reshape(-1, 2)]).astype(np.int64)
-            )
+        wtr = self._wtr(starts, ends, links, ids.shape[1]) if self.wtr else None
+        awp = None
         if self.awp_samples is not None:
-            copies = masked_copies(rows, starts, ends, links, t.mask, self.awp_samples, rng)
-            if len(copies.rows):
-                batch.masked_ids, batch.masked_mask = collate(copies.rows, t.cls, t.sep, t.pad)
-                if sentence_types is not None:
-                    batch.masked_types = (
-                        sentence_types[copies.sentence][:, None]
-                        .expand_as(batch.masked_ids)
-                        .contiguous()
-                    )
-                # +1: the collated rows start with CLS.
-                batch.predict = torch.from_numpy(np.stack([copies.copy, copies.positions + 1], 1))
-                batch.targets = torch.from_numpy(copies.targets)
-                batch.weights = torch.from_numpy(copies.weights)
-        return batch
+            awp = self._awp(rows, starts, ends, links, sentence_types, rng)
+        return Batch(ids, mask, types, wtr=wtr, awp=awp, rtl=rtl)
+
+    @staticmethod
+    def _wtr(starts: Ragged, ends: Ragged, links: Ragged, width: int) -> WTRTensors:
+        pool, valid = word_pooling(starts, ends, width)
+        pair = row_of_each(links.lengths)
+        links = np.column_stack([pair, links.values.reshape(-1, 2)]).astype(np.int64)
+        return WTRTensors(pool, valid, torch.from_numpy(links))
+
+    def _awp(
+        self,
+        rows: Ragged,
+        starts: Ragged,
+        ends: Ragged,
+        links: Ragged,
+        sentence_types: torch.Tensor | None,
+        rng: np.random.Generator | None,
+    ) -> AWPTensors | None:
+        """AWP's masked copies of the 2N sentences `rows`; None without an aligned word."""
+        t = self.tokens
+        copies = masked_copies(rows, starts, ends, links, t.mask, self.awp_samples, rng)
+        if not len(copies.rows):
+            return None
+        ids, mask = collate(copies.rows, t.cls, t.sep, t.pad)
+        types = None
+        if sentence_types is not None:
+            types = sentence_types[copies.sentence][:, None].expand_as(ids).contiguous()
+        return AWPTensors(
+            ids,
+            mask,
+            types,
+            # +1: the collated rows start with CLS.
+            torch.from_numpy(np.stack([copies.copy, copies.positions + 1], 1)),
+            torch.from_numpy(copies.targets),
+            torch.from_numpy(copies.weights),
+        )
 
     @functools.cached_property
     def replacements(self) -> np.ndarray:
@@ -189,22 +241,26 @@ class Collator:
     def _corrupt(self, rows: Ragged, rng: np.random.Generator) -> MaskedTokens:
         return mask_tokens(rows, self.mlm_probability, self.tokens.mask, self.replacements, rng)
 
-    def _monolingual(self, pool: Monolingual, index: np.ndarray, rng: np.random.Generator) -> Batch:
+    def _monolingual(
+        self, pool: Monolingual, index: np.ndarray, rng: np.random.Generator
+    ) -> LMTensors:
         """MLM: the sentences `index`, corrupted; CLS at position 0."""
         t = self.tokens
         chosen = self._corrupt(pool.sentences.take(index), rng)
         ids, mask = collate(chosen.rows, t.cls, t.sep, t.pad)
-        batch = Batch(None, None, None, lm_ids=ids, lm_mask=mask)
-        batch.lm_predict = torch.from_numpy(np.stack([chosen.row, chosen.position + 1], 1))
-        batch.lm_targets = torch.from_numpy(chosen.targets)
+        types = None
         if self.language_ids is not None:
             codes = torch.tensor([self.language_ids[pool.langs[i]] for i in pool.lang[index]])
-            batch.lm_types = codes[:, None].expand_as(ids).contiguous()
-        return batch
+            types = codes[:, None].expand_as(ids).contiguous()
+        return LMTensors(
+            ids,
+            mask,
+            torch.from_numpy(np.stack([chosen.row, chosen.position + 1], 1)),
+            torch.from_numpy(chosen.targets),
+            types,
+        )
 
-    def _joined(
-        self, batch: Batch, pairs: Pairs, index: np.ndarray, rng: np.random.Generator
-    ) -> None:
+    def _joined(self, pairs: Pairs, index: np.ndarray, rng: np.random.Generator) -> LMTensors:
         """TLM (`tlm_input: xlm`): each pair as one sequence `<s> x </s> </s> y </s>`, both
         sides corrupted, positions restarting at y's first `</s>` (XLM's reset of the
         target's positions)."""
@@ -222,8 +278,6 @@ class Collator:
         columns = np.arange(ids.shape[1])[None, :]
         second = columns >= first[:, None]
         positions = np.where(second, columns - first[:, None], columns) * mask.numpy()
-        batch.lm_ids, batch.lm_mask = ids, mask
-        batch.lm_positions = torch.from_numpy(positions)
         predict = np.concatenate(
             [
                 np.stack([xx.row, xx.position + 1], 1),
@@ -231,16 +285,24 @@ class Collator:
                 np.stack([en.row, first[en.row] + 1 + en.position], 1),
             ]
         )
-        batch.lm_predict = torch.from_numpy(predict)
-        batch.lm_targets = torch.from_numpy(np.concatenate([xx.targets, en.targets]))
+        types = None
         if self.language_ids is not None:
             codes = np.array([self.language_ids[pairs.langs[i]] for i in pairs.lang[index]])
-            types = np.where(second, self.language_ids["en"], codes[:, None])
-            batch.lm_types = torch.from_numpy(types.astype(np.int64))
+            types = torch.from_numpy(
+                np.where(second, self.language_ids["en"], codes[:, None]).astype(np.int64)
+            )
+        return LMTensors(
+            ids,
+            mask,
+            torch.from_numpy(predict),
+            torch.from_numpy(np.concatenate([xx.targets, en.targets])),
+            types,
+            torch.from_numpy(positions),
+        )
 
     def _separate_sides(
-        self, batch: Batch, pairs: Pairs, index: np.ndarray, rng: np.random.Generator
-    ) -> None:
+        self, pairs: Pairs, index: np.ndarray, rng: np.random.Generator
+    ) -> LMTensors:
         """TLM (`tlm_input: dap`) as DAP's released code builds it: each side `<s> s </s>`
         padded to the width T of the micro-batch's longest sentence (either side), the two
         rows side by side (2T columns, padding between them masked), each side's positions
@@ -252,21 +314,25 @@ class Collator:
         en = self._corrupt(pairs.en.take(index), rng)
         ids, mask = collate(Ragged.concat([xx.rows, en.rows]), t.cls, t.sep, t.pad)
         width = ids.shape[1]
-        batch.lm_ids = torch.cat([ids[:n], ids[n:]], dim=1)
-        batch.lm_mask = torch.cat([mask[:n], mask[n:]], dim=1)
-        batch.lm_positions = torch.arange(width).repeat(n, 2)
         predict = np.concatenate(
             [
                 np.stack([xx.row, xx.position + 1], 1),
                 np.stack([en.row, width + 1 + en.position], 1),  # after x's row and y's <s>
             ]
         )
-        batch.lm_predict = torch.from_numpy(predict)
-        batch.lm_targets = torch.from_numpy(np.concatenate([xx.targets, en.targets]))
+        types = None
         if self.language_ids is not None:
             codes = torch.tensor([self.language_ids[pairs.langs[i]] for i in pairs.lang[index]])
             english = torch.full((n, width), self.language_ids["en"])
-            batch.lm_types = torch.cat([codes[:, None].expand(n, width), english], dim=1)
+            types = torch.cat([codes[:, None].expand(n, width), english], dim=1)
+        return LMTensors(
+            torch.cat([ids[:n], ids[n:]], dim=1),
+            torch.cat([mask[:n], mask[n:]], dim=1),
+            torch.from_numpy(predict),
+            torch.from_numpy(np.concatenate([xx.targets, en.targets])),
+            types,
+            torch.arange(width).repeat(n, 2),
+        )
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ whole batch's (`negatives: batch`, by gradient caching: `xlsent.train.cached_tr`
 language's dev pairs, both directions averaged) picks the best checkpoint; every
 `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
 a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
-position and random state.
+position and random state (the files: `xlsent.train.checkpoints`).
 
 Pretraining (`mlm`, `tlm`) reads the same files: `mlm` as monolingual sentences drawn
 language by language (`xlsent.train.data.LanguageSampler`), each micro-batch as many
@@ -34,7 +34,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlsent.errors import XlsentError
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, write_json
@@ -44,10 +43,14 @@ from xlsent.models.rtl_head import english_vocabulary
 from xlsent.models.sentence import SentenceSettings
 from xlsent.ragged import Ragged
 from xlsent.train import distributed, step
+from xlsent.train.checkpoints import Checkpoints
 from xlsent.train.collate import Batch, Tokens, collate
 from xlsent.train.data import (
     EpochSampler,
     LanguageSampler,
+    Monolingual,
+    Pairs,
+    WordAligned,
     language_probabilities,
     load_pairs,
     load_word_aligned,
@@ -101,16 +104,6 @@ class TrainSettings:
                 raise ValueError(
                     f"train.{key} is {getattr(self, key)!r}, not one of {', '.join(allowed)}"
                 )
-        if self.batch_size % self.micro_batch_size:
-            raise ValueError(
-                f"train.batch_size ({self.batch_size}) must be a multiple of "
-                f"train.micro_batch_size ({self.micro_batch_size})"
-            )
-
-    @property
-    def accumulation(self) -> int:
-        """Micro-batches per optimizer step in a single process."""
-        return self.batch_size // self.micro_batch_size
 
     @property
     def pretraining(self) -> bool:
@@ -140,18 +133,8 @@ class ModelSpec:
     sentence: SentenceSettings = dataclasses.field(default_factory=SentenceSettings)
 
 
-class TrainingError(XlsentError):
-    """A training state that cannot be trusted; the message names the files and the fix."""
-
-
 class Preempted(SystemExit):
     """Raised after a SIGTERM, once the state is saved; the job is meant to be rerun."""
-
-
-def _device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
 
 
 class Trainer:
@@ -164,111 +147,34 @@ class Trainer:
         checkpoint_dir: Path,
     ):
         """`train_paths`: per language, the subword files, or for `wacse` the word-span files
-        (`xlsent.tokenize.word_spans`); `dev_paths`: the dev subword files."""
-        from transformers import AutoTokenizer
+        (`xlsent.tokenize.word_spans`); `dev_paths`: the dev subword files; `checkpoint_dir`:
+        where the run's checkpoints and best weights are kept (`Checkpoints`).
 
+        The steps run in this order: what the seed draws (the model's initialisation, then
+        the heads') depends on it."""
         self.settings = settings
         self.model_spec = model_spec
-        self.checkpoint_dir = Path(checkpoint_dir)
-        requested = _device(settings.device)
-        self.world = distributed.init(requested.type)
-        self.device = (
-            torch.device("cuda", self.world.local_rank)
-            if requested.type == "cuda" and self.world.size > 1
-            else requested
-        )
+        self.checkpoints = Checkpoints(checkpoint_dir)
+        self.world, self.device = _world_and_device(settings.device)
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
-        per_step = settings.micro_batch_size * self.world.size
-        if settings.batch_size % per_step:
-            raise ValueError(
-                f"train.batch_size ({settings.batch_size}) must be a multiple of "
-                f"train.micro_batch_size × GPUs ({settings.micro_batch_size} × "
-                f"{self.world.size})"
-            )
-        self.accumulation = settings.batch_size // per_step
+        self.accumulation = _accumulation(settings, self.world.size)
         torch.manual_seed(settings.seed)
-        tokenizer = AutoTokenizer.from_pretrained(model_spec.tokenizer_dir)
-        tokens = Tokens(
-            tokenizer.cls_token_id,
-            tokenizer.sep_token_id,
-            tokenizer.pad_token_id,
-            tokenizer.mask_token_id,
-        )
+        tokens = _special_tokens(model_spec.tokenizer_dir)
         self.special = (tokens.cls, tokens.sep, tokens.pad)
-        self.words = None
-        if settings.method == "wacse":
-            self.train_data, self.words, link_stats = load_word_aligned(
-                train_paths, settings.max_length
-            )
-            for lang, counts in link_stats.items():
-                log.info(
-                    "%s: %d links, %d dropped by truncation to %d tokens",
-                    lang,
-                    counts["links"],
-                    counts["links_truncated"],
-                    settings.max_length,
-                )
-        else:
-            self.train_data = load_pairs(train_paths, settings.max_length)
-        if settings.method == "mlm":
-            self.train_data = monolingual(self.train_data)
-            log.info(
-                "monolingual sentences per language: %s; sampled with probabilities %s",
-                dict(zip(self.train_data.langs, self.train_data.counts().tolist(), strict=True)),
-                dict(
-                    zip(
-                        self.train_data.langs,
-                        self._language_probabilities().round(4).tolist(),
-                        strict=True,
-                    )
-                ),
-            )
-        if len(self.train_data) < per_step:
-            raise ValueError(
-                f"the training set has {len(self.train_data)} pairs, fewer than one micro-batch "
-                f"({per_step} pairs): lower train.micro_batch_size"
-            )
+        self.train_data, self.words = self._training_data(train_paths)
         self.dev_data = {
             lang: load_pairs({lang: path}, settings.max_length, settings.dev_max_pairs)
             for lang, path in dev_paths.items()
         }
-        self.model = encoder.build(
-            model_spec.init,
-            model_spec.tokenizer_dir,
-            model_spec.pretrained_dir,
-            settings.max_length,
-            model_spec.shape,
-        )
-        # In the model's config, so that the objectives, the export and every loader read them.
-        model_spec.sentence.record(self.model.config)
-        if settings.language_embeddings:
-            encoder.add_language_embeddings(self.model, list(train_paths), settings.seed)
-        if settings.freeze_word_embeddings:
-            self.model.get_input_embeddings().weight.requires_grad_(False)
+        self.model = self._build_model(list(train_paths))
         self.languages = encoder.language_ids(self.model)
-        self.objective = Objectives(
-            self.model,
-            settings,
-            tokens,
-            self.languages,
-            str(model_spec.pretrained_dir) if model_spec.pretrained_dir else None,
-            distributed.gather if self.world.size > 1 else None,
-            rtl_vocabulary=self._rtl_vocabulary(tokens.sep),
-        ).to(self.device)
-        self.forward = self.objective
-        if self.world.size > 1:
-            from torch.nn.parallel import DistributedDataParallel
-
-            self.forward = DistributedDataParallel(
-                self.objective,
-                device_ids=[self.device.index] if self.device.type == "cuda" else None,
-                # AWP's head sits idle in a micro-batch without an aligned word.
-                find_unused_parameters=self.objective.mlm is not None,
-            )
+        self.objective = self._build_objective(tokens)
+        self.forward = self._distributed(self.objective)
         self.optimizer = torch.optim.AdamW(
             self._parameter_groups(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        # Where the run stands: what a checkpoint saves.
         self.sampler = self._sampler()
         self.step = 0
         self.best: dict = {"step": None, "dev_p1": -1.0}
@@ -278,8 +184,89 @@ class Trainer:
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
 
     # -- setup -------------------------------------------------------------------------------
-    def _language_probabilities(self) -> np.ndarray:
-        pool = self.train_data
+    def _training_data(
+        self, paths: dict[str, Path]
+    ) -> tuple[Pairs | Monolingual, WordAligned | None]:
+        """The pool of training examples: the pairs (for `wacse` with their words and links),
+        for `mlm` as monolingual sentences; at least one (global) micro-batch of them."""
+        s = self.settings
+        words = None
+        if s.method == "wacse":
+            pool, words, link_stats = load_word_aligned(paths, s.max_length)
+            for lang, counts in link_stats.items():
+                log.info(
+                    "%s: %d links, %d dropped by truncation to %d tokens",
+                    lang,
+                    counts["links"],
+                    counts["links_truncated"],
+                    s.max_length,
+                )
+        else:
+            pool = load_pairs(paths, s.max_length)
+        if s.method == "mlm":
+            pool = monolingual(pool)
+            log.info(
+                "monolingual sentences per language: %s; sampled with probabilities %s",
+                dict(zip(pool.langs, pool.counts().tolist(), strict=True)),
+                dict(
+                    zip(
+                        pool.langs,
+                        self._language_probabilities(pool).round(4).tolist(),
+                        strict=True,
+                    )
+                ),
+            )
+        per_step = s.micro_batch_size * self.world.size
+        if len(pool) < per_step:
+            raise ValueError(
+                f"the training set has {len(pool)} pairs, fewer than one micro-batch "
+                f"({per_step} pairs): lower train.micro_batch_size"
+            )
+        return pool, words
+
+    def _build_model(self, langs: list[str]) -> nn.Module:
+        """The encoder the model entry names, with language embeddings for `langs` and its
+        word embeddings frozen where the settings ask."""
+        s, spec = self.settings, self.model_spec
+        model = encoder.build(
+            spec.init, spec.tokenizer_dir, spec.pretrained_dir, s.max_length, spec.shape
+        )
+        # In the model's config, so that the objectives, the export and every loader read them.
+        spec.sentence.record(model.config)
+        if s.language_embeddings:
+            encoder.add_language_embeddings(model, langs, s.seed)
+        if s.freeze_word_embeddings:
+            model.get_input_embeddings().weight.requires_grad_(False)
+        return model
+
+    def _build_objective(self, tokens: Tokens) -> Objectives:
+        """The method's losses and heads over the model, on the device."""
+        pretrained = self.model_spec.pretrained_dir
+        return Objectives(
+            self.model,
+            self.settings,
+            tokens,
+            self.languages,
+            str(pretrained) if pretrained else None,
+            distributed.gather if self.world.size > 1 else None,
+            rtl_vocabulary=self._rtl_vocabulary(tokens.sep),
+        ).to(self.device)
+
+    def _distributed(self, objective: Objectives) -> nn.Module:
+        """What computes a micro-batch's loss: `objective`, wrapped by DDP under several
+        processes."""
+        if self.world.size == 1:
+            return objective
+        from torch.nn.parallel import DistributedDataParallel
+
+        return DistributedDataParallel(
+            objective,
+            device_ids=[self.device.index] if self.device.type == "cuda" else None,
+            # AWP's head sits idle in a micro-batch without an aligned word.
+            find_unused_parameters=objective.mlm is not None,
+        )
+
+    def _language_probabilities(self, pool: Monolingual) -> np.ndarray:
         return language_probabilities(
             pool.counts(), self.settings.language_sampling, pool.langs.index("en")
         )
@@ -290,7 +277,10 @@ class Trainer:
         state = state or {}
         if self.settings.method == "mlm":
             return LanguageSampler(
-                self.train_data, self._language_probabilities(), self.settings.seed, **state
+                self.train_data,
+                self._language_probabilities(self.train_data),
+                self.settings.seed,
+                **state,
             )
         return EpochSampler(len(self.train_data), self.settings.seed, **state)
 
@@ -344,24 +334,6 @@ class Trainer:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     # -- checkpoints ---------------------------------------------------------------------------
-    @property
-    def _last(self) -> Path:
-        return self.checkpoint_dir / "last.pt"
-
-    def _best_weights(self, step: int) -> Path:
-        """The weights of the dev evaluation at `step`, kept while a checkpoint names it.
-
-        One file per step that set a new best: a run killed after such an evaluation and
-        before its next checkpoint resumes from a checkpoint that names an earlier best, whose
-        weights must still be there (the replay may not beat it again on a GPU)."""
-        return self.checkpoint_dir / f"best-{step}.pt"
-
-    def _drop_best_weights(self, keep: int | None) -> None:
-        """Remove the best weights of every step but `keep` (stale, or from a lost future)."""
-        for path in self.checkpoint_dir.glob("best-*.pt"):
-            if path != (None if keep is None else self._best_weights(keep)):
-                path.unlink()
-
     def save_checkpoint(self) -> None:
         """Save the full state (the main process writes; every process's random state)."""
         rng = distributed.gather_objects(
@@ -372,34 +344,35 @@ class Trainer:
             self.world,
         )
         if self.world.main:
-            state = {
-                "fingerprint": self.fingerprint,
-                "step": self.step,
-                "model": self.objective.state_dict(),
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "sampler": self.sampler.state(),
-                "best": self.best,
-                "history": self.history,
-                "rng": rng,
-            }
-            _save(state, self._last)
-            # Only now may older best weights go: this checkpoint names the current best.
-            self._drop_best_weights(self.best["step"])
-            log.info("checkpoint at step %d: %s", self.step, self._last)
+            self.checkpoints.save(
+                {
+                    "fingerprint": self.fingerprint,
+                    "step": self.step,
+                    "model": self.objective.state_dict(),
+                    "optimizer": self.optimizer.state_dict(),
+                    "scheduler": self.scheduler.state_dict(),
+                    "sampler": self.sampler.state(),
+                    "best": self.best,
+                    "history": self.history,
+                    "rng": rng,
+                }
+            )
+            log.info("checkpoint at step %d: %s", self.step, self.checkpoints.last)
         distributed.barrier(self.world)
 
     def resume(self) -> bool:
         """Continue from the last checkpoint if it belongs to this exact run."""
-        if not self._last.exists():
+        state = self.checkpoints.load(self.device)
+        if state is None:
             return False
-        state = torch.load(self._last, map_location=self.device, weights_only=False)
         if state["fingerprint"] != self.fingerprint:
-            log.warning("%s was written for other settings or inputs; starting afresh", self._last)
+            log.warning(
+                "%s was written for other settings or inputs; starting afresh",
+                self.checkpoints.last,
+            )
             distributed.barrier(self.world)  # every process has read it before it goes
             if self.world.main:
-                self._last.unlink()
-                self._drop_best_weights(None)
+                self.checkpoints.discard()
             return False
         self.step = state["step"]
         self.objective.load_state_dict(state["model"])
@@ -411,33 +384,14 @@ class Trainer:
         if self.world.main:
             # Best weights written after this checkpoint by the run that was killed: a future
             # the resumed run replays (and, on a non-deterministic GPU, may not repeat).
-            self._drop_best_weights(self.best["step"])
-            self._check_best_weights()
+            self.checkpoints.drop_best(self.best["step"])
+            self.checkpoints.check_best(self.best["step"])
         rng = state["rng"][self.world.rank]
         torch.set_rng_state(rng["torch"].cpu())
         if rng["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(rng["cuda"])
-        log.info("resumed from %s at step %d", self._last, self.step)
+        log.info("resumed from %s at step %d", self.checkpoints.last, self.step)
         return True
-
-    def _check_best_weights(self) -> None:
-        """Stop when the record names a best step whose weights are not there: exporting the
-        final weights under the best step's record would mislabel the model."""
-        step = self.best["step"]
-        if not step:  # None or 0: the starting weights, which are the model's own
-            return
-        path = self._best_weights(step)
-        if not path.exists():
-            raise TrainingError(
-                f"{self._last} records the best dev P@1 at step {step}, but its weights "
-                f"{path} are gone: delete {self.checkpoint_dir} to train this run afresh"
-            )
-        saved_at = torch.load(path, map_location="cpu")["step"]
-        if saved_at != step:
-            raise TrainingError(
-                f"{path} holds the weights of step {saved_at}, not {step} as the record says: "
-                f"delete {self.checkpoint_dir} to train this run afresh"
-            )
 
     # -- training ------------------------------------------------------------------------------
     def batch(self, index: np.ndarray, micro: int = 0) -> Batch:
@@ -449,21 +403,6 @@ class Trainer:
         rng = np.random.default_rng([self.settings.seed, self.step, micro, self.world.rank])
         batch = self.objective.collator(self.train_data, index, self.words, rng)
         return batch.pin() if self.device.type == "cuda" else batch
-
-    def loss(
-        self,
-        index: np.ndarray,
-        micro: int = 0,
-        batch: Batch | None = None,
-        tr_grads: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, torch.Tensor], int]:
-        """The loss of the pairs `index` (or of their prebuilt `batch`), its parts, and its
-        number of real (non-pad) tokens; with `tr_grads`, TR's term is cached
-        (`Objectives.forward`)."""
-        batch = (batch or self.batch(index, micro)).to(self.device)
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
-            loss, parts = self.forward(batch, tr_grads)
-        return loss, parts, batch.tokens
 
     def _built(self, indices: list[np.ndarray]) -> Iterator[Batch]:
         """The step's micro-batches in order, each built in a background thread while the
@@ -604,7 +543,7 @@ class Trainer:
                     improved = s.pretraining or result["dev_p1"] > self.best["dev_p1"]
                     if improved:
                         self.best = {"step": self.step, **result}
-                        _save(self._weights(), self._best_weights(self.step))
+                        self.checkpoints.save_best(self._weights(), self.step)
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
@@ -613,7 +552,7 @@ class Trainer:
                 if self._stop:
                     raise Preempted(
                         f"stopped by a signal at step {self.step}; rerun to resume from "
-                        f"{self._last}"
+                        f"{self.checkpoints.last}"
                     )
         finally:
             signal.signal(signal.SIGTERM, previous)
@@ -638,9 +577,9 @@ class Trainer:
 
     def export(self, out_dir: Path, run_config: dict) -> None:
         """Write the best model (HF + sentence-transformers) and the run's records."""
-        self._check_best_weights()
+        self.checkpoints.check_best(self.best["step"])
         if self.best["step"]:
-            best = torch.load(self._best_weights(self.best["step"]), map_location=self.device)
+            best = self.checkpoints.load_best(self.best["step"], self.device)
             self.model.load_state_dict(best["model"])
             if self.objective.mlm is not None:
                 self.objective.mlm.load_state_dict(best["mlm_head"])
@@ -656,17 +595,40 @@ class Trainer:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
 
 
-def _save(state: dict, path: Path) -> None:
-    """torch.save under a temporary name. Through a Python file object, so that a failed
-    write (a full disk) surfaces as the OSError that atomic_path names the file in, not as
-    torch's RuntimeError about a zip position."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        try:
-            torch.save(state, f)
-        except RuntimeError as err:
-            if isinstance(err.__context__, OSError):
-                raise err.__context__ from err
-            raise
+def _world_and_device(name: str) -> tuple[distributed.World, torch.device]:
+    """The processes (torchrun's, or this one alone) and this one's device: `name`, `auto`
+    a GPU if there is one; under several processes on GPUs, the local rank's."""
+    requested = torch.device(
+        ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+    )
+    world = distributed.init(requested.type)
+    if requested.type == "cuda" and world.size > 1:
+        return world, torch.device("cuda", world.local_rank)
+    return world, requested
+
+
+def _accumulation(settings: TrainSettings, world_size: int) -> int:
+    """Micro-batches per optimizer step in each of `world_size` processes. The config check
+    (`xlsent.config.checks`) knows the multiple of micro_batch_size, not the GPUs."""
+    per_step = settings.micro_batch_size * world_size
+    if settings.batch_size % per_step:
+        raise ValueError(
+            f"train.batch_size ({settings.batch_size}) must be a multiple of "
+            f"train.micro_batch_size × GPUs ({settings.micro_batch_size} × {world_size})"
+        )
+    return settings.batch_size // per_step
+
+
+def _special_tokens(tokenizer_dir: Path) -> Tokens:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    return Tokens(
+        tokenizer.cls_token_id,
+        tokenizer.sep_token_id,
+        tokenizer.pad_token_id,
+        tokenizer.mask_token_id,
+    )
 
 
 def _mean(records: list[dict], part: str) -> float:

@@ -216,40 +216,42 @@ class Objectives(nn.Module):
 
     def _language_model(self, batch: Batch) -> torch.Tensor:
         """MLM or TLM: the corrupted sequences encoded, the MLM head at the chosen positions."""
-        hidden = self.encode(batch.lm_ids, batch.lm_mask, batch.lm_types, batch.lm_positions)
-        states = hidden[batch.lm_predict[:, 0], batch.lm_predict[:, 1]]
-        return masked_lm_loss(self.mlm(states), batch.lm_targets)
+        lm = batch.lm
+        hidden = self.encode(lm.ids, lm.mask, lm.types, lm.positions)
+        states = hidden[lm.predict[:, 0], lm.predict[:, 1]]
+        return masked_lm_loss(self.mlm(states), lm.targets)
 
     def _wtr(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """WTR over the word vectors of the pass that gave the sentence vectors."""
-        n = batch.n_pairs
-        words = word_vectors(hidden, batch.pool)
+        n, wtr = batch.n_pairs, batch.wtr
+        words = word_vectors(hidden, wtr.pool)
         return word_translation_ranking_loss(
             words[:n],
-            batch.valid[:n],
+            wtr.valid[:n],
             words[n:],
-            batch.valid[n:],
-            batch.links,
+            wtr.valid[n:],
+            wtr.links,
             self.settings.wtr_temperature,
         )
 
     def _awp(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """AWP: one more encoder pass, over the masked copies, and the MLM head at the masked
         positions."""
-        if batch.predict is None:  # no aligned word in this micro-batch
+        awp = batch.awp
+        if awp is None:  # no aligned word in this micro-batch
             return hidden.sum() * 0.0
-        masked = self.encode(batch.masked_ids, batch.masked_mask, batch.masked_types)
-        states = masked[batch.predict[:, 0], batch.predict[:, 1]]
+        masked = self.encode(awp.ids, awp.mask, awp.types)
+        states = masked[awp.predict[:, 0], awp.predict[:, 1]]
         return aligned_word_prediction_loss(
-            self.mlm(states), batch.targets, batch.weights, batch.n_pairs
+            self.mlm(states), awp.targets, awp.weights, batch.n_pairs
         )
 
     def _rtl(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """RTL: the head reads the non-English token states after CLS (DAP's f*(x)) and
         predicts the English tokens (each target id as its row of the head's output layer)."""
         n = batch.n_pairs
-        logits = self.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl_mask)
-        return representation_translation_loss(logits, self.rtl.target_rows(batch.rtl_targets))
+        logits = self.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl.mask)
+        return representation_translation_loss(logits, self.rtl.target_rows(batch.rtl.targets))
 
 
 def word_vectors(hidden: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:
