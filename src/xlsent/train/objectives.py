@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from xlsent.config.runs import ENCODER_METHODS
 from xlsent.losses.awp import aligned_word_prediction_loss
 from xlsent.losses.mlm import masked_lm_loss
 from xlsent.losses.rtl import representation_translation_loss
@@ -38,7 +39,6 @@ from xlsent.models.rtl_head import RTLHead, first_position
 from xlsent.models.sentence import SentenceSettings, pool
 from xlsent.train.collate import Batch, Collator, Tokens
 
-METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
 # The language-modelling objective of each method that has one.
 LM_OBJECTIVE = {"mlm": "mlm", "tlm": "tlm", "tr-tlm": "tlm"}
 
@@ -60,8 +60,10 @@ class Objectives(nn.Module):
         """`rtl_vocabulary`: the token ids RTL's output layer keeps (`dap`; the trainer passes
         the English training side's under `rtl_vocabulary: english`); None: every id."""
         super().__init__()
-        if settings.method not in METHODS:
-            raise ValueError(f"unknown method {settings.method!r}; methods: {', '.join(METHODS)}")
+        if settings.method not in ENCODER_METHODS:
+            raise ValueError(
+                f"unknown method {settings.method!r}; methods: {', '.join(ENCODER_METHODS)}"
+            )
         self.encoder = encoder
         self.settings = settings
         # The model's pooling, which the trainer records in its config (`SentenceSettings`).
