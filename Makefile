@@ -41,7 +41,8 @@ lint: setup
 	$(SNAKEMAKE) --lint
 	$(SNAKEMAKE) --lint --configfile $(DEMO_CONFIG)
 
-# Debian packages some tests read or build with (FreeDict en-de, cmake, g++, patch), when missing.
+# Debian packages some tests read or build with (FreeDict en-de and the dictionaries the configs
+# name, cmake, g++, patch), when missing.
 system-deps:
 	bash tests/data/install_system_deps.sh
 

@@ -94,6 +94,8 @@ rule all:
         ),
         # Dual-pivot transfer: when there are dual-pivot runs.
         ["results/tables/transfer.csv"] if TRANSFER else [],
+        # Sentence retrieval among held-out pairs: when evaluate.retrieval.languages is set.
+        ["results/tables/retrieval.csv"] if retrieval_results() else [],
         # Word translation: when dictionaries are configured and there are word-vector runs.
         ["results/tables/bli.csv"] if bli_results() else [],
         # Bitext mining: when evaluate.bucc.languages names languages to mine.

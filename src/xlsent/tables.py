@@ -318,6 +318,79 @@ def write_tables(
     return [out_csv, out_csv.with_suffix(".md"), langs_csv, langs_csv.with_suffix(".md")]
 
 
+RETRIEVAL_DIRECTIONS = ("mean", *DIRECTIONS)
+
+
+def retrieval_table(
+    frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
+    groups: Mapping[str, Sequence[str]],
+    scarce: dict[str, str] | None = None,
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """Sentence retrieval among held-out pairs (Bi-Sent2vec §4.3): one row per run, in order
+    of appearance, and the pairs of each language.
+
+    Columns: `run`, `seeds`; per group of `groups` and `all` (every language retrieved for
+    the run) the average of the languages' mean of both directions, then `{group}_xx2en`
+    and `{group}_en2xx` (as `tatoeba_tables`' summary); per language (language-table order)
+    `{lang}` (the mean of both directions), `{lang}_xx2en` and `{lang}_en2xx`; `missing` and
+    `scarce` as in `tatoeba_tables`. P@1 in percent, seeds averaged. The pairs: {lang: n},
+    the largest count of any run (every run retrieves among the same pairs).
+    """
+    results = load_results(frames)
+    tasks = results["task"].unique().to_list()
+    if tasks != ["retrieval"]:
+        raise ValueError(f"expected retrieval results (task 'retrieval'), got {sorted(tasks)}")
+    summary, per_language = tatoeba_tables([results], groups, scarce, RETRIEVAL_DIRECTIONS)
+    scores = [c for c in summary.columns if c not in ("missing", "scarce")]
+    table = summary.select(scores).join(per_language, on="run", how="left", maintain_order="left")
+    table = table.hstack(summary.select("missing", "scarce"))
+    most = dict(results.group_by("lang").agg(pl.col("n").max()).rows())
+    return table, {lang: most[lang] for lang in table.columns if lang in most}
+
+
+def write_retrieval_table(
+    table: pl.DataFrame,
+    pairs: Mapping[str, int],
+    out_csv: Path,
+    groups: Mapping[str, Sequence[str]],
+    *,
+    digits: int = 1,
+    scarce: dict[str, str] | None = None,
+) -> None:
+    """Write the retrieval table (`retrieval_table`) to `out_csv` (every column) and its
+    `.md`: the group averages and each language's mean of both directions, marked where a
+    language trained on fewer pairs than the minimum, with the pairs per language as a note."""
+    used = {lang for text in table["scarce"].drop_nulls() for lang in text.split()}
+    scarce = {lang: text for lang, text in (scarce or {}).items() if lang in used}
+    names = [*groups, "all"]
+    langs = [c for c in table.columns if c in pairs]
+    shown = table.select("run", "seeds", *names, "all_xx2en", "all_en2xx", *langs)
+    covered: dict[str, list[str]] = {name: list(groups[name]) for name in groups}
+    covered.update({name: sorted(used) for name in ("all", "all_xx2en", "all_en2xx")})
+    covered.update({lang: [lang] for lang in langs})
+    notes = [
+        f"{BLANK} Run `{run}` has no result for {missing.replace(' ', ', ')}."
+        for run, missing in table.select("run", "missing").rows()
+        if missing
+    ]
+    notes.append(
+        "Held-out pairs n per language (each sentence a query among the other side's n): "
+        + ", ".join(f"{lang} {n}" for lang, n in pairs.items())
+        + "."
+    )
+    write_table(
+        table,
+        out_csv,
+        digits=digits,
+        caption="Sentence retrieval among held-out pairs (Bi-Sent2vec §4.3): P@1 (%) of each "
+        "sentence's translation among the other side's held-out sentences, the mean of xx→en "
+        "and en→xx (the CSV has each direction), seeds averaged. Word-vector runs: the "
+        "tf-idf-weighted average of their word vectors; encoder runs: their sentence vectors.",
+        notes=notes + scarce_note(scarce),
+        shown=shown.rename(_marked(shown, covered, scarce)),
+    )
+
+
 def ablation_table(
     frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
     runs: list[str],
@@ -394,7 +467,8 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
     Columns: `run`, `seeds`, then per language (language-table order) and direction (en2xx,
     xx2en) the P@k of each retrieval, `{lang}_{direction}_{metric}` with metric `p@1_nn`,
     `p@5_nn`, `p@10_nn`, `p@1_csls`, … (percent, seeds averaged; null where the run was not
-    evaluated). The counts: {(run, lang, direction): queries} (dictionary source words with a
+    evaluated), then `{lang}_{direction}_n`, the test words the run kept after the vocabulary
+    filter. The counts: {(run, lang, direction): queries} (dictionary source words with a
     translation in both vocabularies; seeds averaged).
     Refuses duplicated results and cells that only some of a run's seeds have.
     """
@@ -426,13 +500,18 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
         for lang in langs
         for d in BLI_DIRECTIONS
         if any((r, lang, d) in queries for r in seeds)
-        for m in metrics
+        for m in [*metrics, "n"]
     ]
     rows = [
         {
             "run": run,
             "seeds": n_seeds,
-            **{f"{lang}_{d}_{m}": value.get((run, lang, d, m)) for lang, d, m in columns},
+            **{
+                f"{lang}_{d}_{m}": queries.get((run, lang, d))
+                if m == "n"
+                else value.get((run, lang, d, m))
+                for lang, d, m in columns
+            },
         }
         for run, n_seeds in seeds.items()
     ]
@@ -447,7 +526,8 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
 def write_bli_table(table: pl.DataFrame, queries: dict, out_csv: Path, *, digits: int = 1) -> None:
     """Write the BLI table (`bli_table`) to `out_csv` and its `.md`, the query counts as notes."""
     notes = [
-        "Queries (dictionary source words with a translation in both vocabularies): "
+        "Test words kept after the vocabulary filter (`_n`: test dictionary source words with "
+        "a translation, both in the run's vocabularies): "
         + "; ".join(f"{run} {lang} {d} {n:.0f}" for (run, lang, d), n in queries.items())
         + "."
     ]

@@ -60,6 +60,13 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--train kk=kk/train.parquet --dev kk=kk/dev.parquet --pretrained results/pretrained/xlmr",
     ],
     ("bisent2vec_train", "{params.binary}"): ["", "--binary results/build/bisent2vec/bisent2vec"],
+    ("bisent2vec_train", "{params.mapped}"): ["", """--mapped-settings '{"model": "cbow"}'"""],
+    ("bisent2vec_train", "{params.seed_dictionary}"): [
+        "",
+        "--seed-pairs results/data/bli/de.seed.txt",
+    ],
+    ("bli_seed", "{params.files}"): ["en2xx=de.en2xx.txt xx2en=de.xx2en.txt", "xx2en=x.txt"],
+    ("bli_test", "{params.files}"): ["en2xx=de.en2xx.txt xx2en=de.xx2en.txt", "en2xx=x.txt"],
     ("eval_tatoeba_bisent2vec", "{params.args}"): [
         "--models kk=results/models/b2v/seed0/kk te=results/models/b2v/seed0/te",
         "--models kk=results/models/b2v/seed0/kk --idf kk=results/words/kk/dev.parquet",
@@ -73,6 +80,7 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ],
     ("tables_tatoeba", "{input.results}"): ["tr/seed42.parquet tr/seed0.parquet"],
     ("tables_ablation", "{input.results}"): ["tr/seed42.parquet"],
+    ("tables_retrieval", "{input.results}"): ["tr/seed42.parquet b2v/seed42.parquet"],
     ("tables_transfer", "{input}"): ["mlm/seed42.parquet dualpivot-sup/seed42.parquet"],
     ("tables_bli", "{input}"): ["b2v/seed0/de.en2xx.parquet"],
     ("tables_cost", "{input.tables}"): ["results/tables/tatoeba.csv results/plots/bars.png"],

@@ -165,7 +165,7 @@ def test_a_bad_pooling_or_prefix_names_its_key(model, key):
         ({"runs": {"b": {"method": "bisent2vec", "model": "xlmr"}}}, "take no `model`"),
         (
             {"runs": {"tr": {"method": "tr", "model": "xlmr", "bisent2vec": {"dim": 3}}}},
-            "applies to bisent2vec and fasttext-cbow runs only",
+            "applies to bisent2vec, fasttext-cbow and mapped runs only",
         ),
         (
             {"runs": {"b": {"method": "bisent2vec", "train": {"lr": 0.1}}}},
@@ -740,7 +740,7 @@ def test_dap_cleaning_needs_a_tokenizer_json_in_a_local_model(tmp_path, monkeypa
     check_paths(config, ROOT)
 
 
-def test_a_local_aligner_must_be_a_directory(tmp_path):
+def test_a_local_aligner_must_be_a_directory_that_loads(saved_model, tmp_path):
     aligner = {"method": "eflomal", "wspalign": {"model": str(tmp_path / "w")}}
     config = _pretrained("xlm-roberta-base", align=aligner)
     check_paths(config, ROOT)  # eflomal needs no aligner
@@ -753,6 +753,15 @@ def test_a_local_aligner_must_be_a_directory(tmp_path):
         "there is network; or set align.method: eflomal, which needs neither"
     )
     (tmp_path / "w").mkdir()
+    with pytest.raises(ConfigError) as info:
+        check_paths(config, ROOT)
+    assert str(info.value).startswith(
+        f"config key `align.wspalign.model`: model directory {tmp_path / 'w'} lacks config.json; "
+        "the weights (model.safetensors or pytorch_model.bin"
+    )
+    assert str(info.value).endswith("or set align.method: eflomal, which needs neither")
+    shutil.rmtree(tmp_path / "w")
+    shutil.copytree(saved_model, tmp_path / "w")
     check_paths(config, ROOT)
 
 
@@ -829,7 +838,8 @@ def test_a_freedict_dictionary_needs_its_index(tmp_path):
     assert str(info.value) == (
         f"config key `evaluate.bli.dictionaries.de`: FreeDict file {dictionary} does not "
         "exist: install it (`apt-get install dict-freedict-eng-deu`, or the package of your "
-        "language pair) or fix the path"
+        "language pair; `make system-deps` installs those the shipped configs name) or fix the "
+        "path"
     )
     dictionary.write_bytes(b"")
     with pytest.raises(ConfigError) as info:

@@ -263,6 +263,15 @@ def test_cross_lingual_neighbours_by_hand():
     assert fig.cross_lingual_neighbours(apart, english, k=1) == 0.0
 
 
+def test_a_figure_with_few_points_counts_fewer_neighbours_and_says_so(caplog):
+    assert fig.neighbour_count(fig.NEIGHBOURS + 1) == fig.NEIGHBOURS
+    assert not caplog.records
+    assert fig.neighbour_count(4) == 3
+    assert "4 points: cross-lingual neighbours counted among the 3 others, not 10" in caplog.text
+    with pytest.raises(ValueError, match="4 neighbours among 4 points"):
+        fig.cross_lingual_neighbours(np.eye(4), np.array([True, True, False, False]), k=4)
+
+
 # -- drawing -----------------------------------------------------------------------------------
 
 

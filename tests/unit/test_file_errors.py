@@ -386,7 +386,7 @@ def test_a_truncated_freedict_dictionary_says_to_reinstall_it(tmp_path: Path) ->
     assert str(err.value) == (
         f"{dict_path}: the dictzip data ends early or is corrupt (Compressed file ended before the "
         "end-of-stream marker was reached): reinstall the package it came from (`apt-get install "
-        "--reinstall dict-freedict-eng-deu`, or that of your language pair); "
+        "--reinstall dict-freedict-eng-kaz`, or that of your language pair); "
         f"`gzip -t {dict_path}` checks the file"
     )
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from support import ROOT
 
+from xlsent.bisent2vec.mapped import MappedSettings
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
 from xlsent.config import NOT_PROGRAM_SETTINGS, program_settings
 from xlsent.corpus.clean import CleanConfig
@@ -51,6 +52,7 @@ CASES = {
         program_settings("bisent2vec", _defaults(SCHEMA["bisent2vec"]["properties"])),
         {"seed": "the run's seed"},
     ),
+    "mapped": (MappedSettings, _defaults(SCHEMA["mapped"]["properties"]), {}),
     "corpus.clean": (
         CleanConfig,
         _defaults(SCHEMA["corpus"]["properties"]["clean"]["properties"]),

@@ -215,6 +215,10 @@ def test_bli_table_one_row_per_run_seeds_averaged(tmp_path):
     assert rows["b2v"]["de_xx2en_p@10_csls"] == pytest.approx(45)
     assert rows["cbow"]["kk_en2xx_p@1_nn"] is None  # cbow has no kk: blank, not zero
     assert queries[("cbow", "de", "xx2en")] == 48
+    # The test words kept after the vocabulary filter follow each language and direction.
+    assert table.columns[8] == "de_en2xx_n"
+    assert (rows["b2v"]["de_en2xx_n"], rows["cbow"]["de_xx2en_n"]) == (50, 48)
+    assert rows["cbow"]["kk_en2xx_n"] is None
 
     write_bli_table(table, queries, tmp_path / "bli.csv")
     assert pl.read_csv(tmp_path / "bli.csv").equals(table)

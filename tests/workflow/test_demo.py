@@ -63,6 +63,7 @@ def test_report_embeds_the_tables_and_plots(demo_run, tmp_path):
         "plots/dev_curves.png",
         "tables/bucc.csv",
         "tables/transfer.csv",
+        "tables/retrieval.csv",
         "plots/aligned_words.png",
         "plots/tatoeba_tokens.png",
         "tables/cost.csv",
@@ -83,6 +84,23 @@ def test_demo_writes_the_mining_and_transfer_tables_and_the_figures(demo_run):
     for figure in ("aligned_words", "tatoeba_tokens"):
         stats = json.loads((demo_run / f"results/plots/{figure}.json").read_text())
         assert stats, figure
+
+
+def test_demo_writes_the_retrieval_table(demo_run):
+    # The paper's sentence retrieval on the held-out test pairs of de and kk: every run,
+    # encoders and word vectors (tf-idf weighted) side by side.
+    retrieval = demo_config()["evaluate"]["retrieval"]
+    assert retrieval == {"languages": ["de", "kk"], "from": "tatoeba"}
+    table = pl.read_csv(demo_run / "results/tables/retrieval.csv")
+    assert table["run"].to_list() == RUNS
+    for row in table.to_dicts():
+        for lang in ("de", "kk"):
+            # mlm, never trained on pairs, may find none (Tatoeba `all`: about 1%).
+            assert 0 <= row[f"{lang}_xx2en"] <= 100 and 0 <= row[f"{lang}_en2xx"] <= 100, row
+    me5 = table.row(RUNS.index("me5"), named=True)
+    assert me5["all"] > 50  # a real pretrained encoder on translated names and messages
+    rows = pl.read_parquet(demo_run / "results/eval/retrieval/tr/seed42.parquet")
+    assert set(rows["task"]) == {"retrieval"} and set(rows["lang"]) == {"de", "kk"}
 
 
 def test_word_level_runs_log_their_losses(demo_run):

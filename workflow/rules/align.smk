@@ -3,6 +3,9 @@
 
 
 rule fetch_aligner:
+    # A local checkpoint's files are inputs, as fetch_model's: a changed one copies it again.
+    input:
+        local_files(ALIGN["wspalign"]["model"]),
     output:
         directory("results/aligners/wspalign"),
     log:

@@ -1,6 +1,7 @@
 # Bi-Sent2vec stage: the C++ trainer built once, then one CPU job per (run, seed, language):
-# an en-xx word-vector model trained on the tokenize stage's words (method bisent2vec, or the
-# fastText CBOW baseline, method fasttext-cbow).
+# an en-xx word-vector model trained on the tokenize stage's words (method bisent2vec, the
+# fastText CBOW baseline, method fasttext-cbow, or fastText on each side mapped into one
+# space, method mapped).
 
 
 rule bisent2vec_build:
@@ -57,7 +58,10 @@ rule bisent2vec_train:
         binary=lambda w, input: (
             f"--binary {input.binary}" if "binary" in input.keys() else ""
         ),
+        mapped=mapped_args,
+        seed_dictionary=mapped_seed_args,
     shell:
         "xlsent bisent2vec-train --method {params.method} --lang {wildcards.lang}"
-        " --words {input.words} {params.binary} --settings {params.settings:q}"
+        " --words {input.words} {params.binary} {params.mapped} {params.seed_dictionary}"
+        " --settings {params.settings:q}"
         " --threads {threads} --out {output} 2> {log}"

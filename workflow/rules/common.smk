@@ -14,6 +14,7 @@ from xlsent.config import (
     dualpivot_settings,
     group_arguments,
     init_source,
+    mapped_settings,
     program_settings,
     run_max_length,
     run_seeds,
@@ -111,7 +112,12 @@ def model_source(wildcards):
 
 
 def pretrained_files(wildcards):
-    """The files of a model's local directory (xlsent.models.local_model), so that a changed,
+    """The files of a model's local directory (`local_files`)."""
+    return local_files(model_spec(wildcards.model)["path"])
+
+
+def local_files(path):
+    """The files of a local model directory (xlsent.models.local_model), so that a changed,
     added or removed file copies it again and reruns what reads the copy; none for a hub id
     or a bundled model (`model_source`).
 
@@ -120,7 +126,7 @@ def pretrained_files(wildcards):
     touched without a change reruns nothing, its checksum being the same. Files over Snakemake's
     --max-checksum-file-size (the weights) count by time alone; a file replaced by an older
     copy (cp -p, rsync -a) is not seen (docs/configuration.md: touch it)."""
-    directory = local_model.local_dir(model_spec(wildcards.model)["path"])
+    directory = local_model.local_dir(path)
     if directory is None:
         return []
     return [str(file) for file in local_model.model_files(directory)]
@@ -374,7 +380,36 @@ def bisent2vec_train_inputs(wildcards):
     inputs = {"words": f"results/words/{wildcards.lang}/train.parquet"}
     if run_method(wildcards.run) == "bisent2vec":
         inputs["binary"] = BISENT2VEC_BINARY
+    if mapped_seed_dictionary(wildcards.run, wildcards.lang):
+        inputs["seed_dictionary"] = BLI_SEED.format(lang=wildcards.lang)
     return inputs
+
+
+def mapped_seed_dictionary(run, lang):
+    """Whether a mapped run fits on the language's BLI seed dictionary (else: induced)."""
+    if run_method(run) != "mapped":
+        return False
+    if mapped_settings(config, run)["seed_dictionary"] != "auto":
+        return False
+    return any(d.lang == lang for d in BLI)
+
+
+def mapped_args(wildcards):
+    """The mapping's settings flag of a mapped run's training job (nothing for the others).
+    A function of the wildcards alone, so that Snakemake records it: a changed setting
+    retrains (params that read `input` are not recorded)."""
+    if run_method(wildcards.run) != "mapped":
+        return ""
+    return shlex.join(
+        ["--mapped-settings", as_json(mapped_settings(config, wildcards.run))]
+    )
+
+
+def mapped_seed_args(wildcards, input):
+    """The seed dictionary flag of a mapped run's job; the file is an input, tracked as one."""
+    if "seed_dictionary" not in input.keys():
+        return ""
+    return shlex.join(["--seed-pairs", input.seed_dictionary])
 
 
 def bisent2vec_mem_mb(wildcards, attempt):
@@ -413,6 +448,11 @@ def bisent2vec_eval_args(wildcards):
 # -- BLI -------------------------------------------------------------------------------
 
 BLI_DICTIONARY = "results/data/bli/{lang}.{direction}.txt"
+# The split of a language's dictionaries: the seed part (en xx pairs; the mapped runs fit on
+# it) and each direction's test part (every run is evaluated on it).
+BLI_SEED = "results/data/bli/{lang}.seed.txt"
+BLI_TEST = "results/data/bli/{lang}.{direction}.test.txt"
+BLI_SPLIT = config["evaluate"]["bli"]
 
 
 def bli_source(wildcards):
@@ -451,6 +491,22 @@ def bli_dictionary_args(wildcards, input):
     return shlex.join(args + (["--reverse"] if source.reverse else []))
 
 
+def bli_split_inputs(wildcards):
+    """Every dictionary of the language: the split covers all of its directions."""
+    return {
+        d.direction: BLI_DICTIONARY.format(lang=d.lang, direction=d.direction)
+        for d in BLI
+        if d.lang == wildcards.lang
+    }
+
+
+def bli_split_files(wildcards, input):
+    """`--dictionaries` of a split job: DIRECTION=FILE per dictionary of the language. (The
+    split's settings are params of their own: params that read `input` are not recorded,
+    so they would not rerun the split when changed.)"""
+    return shlex.join([f"{direction}={path}" for direction, path in input.items()])
+
+
 def bli_results():
     """Every BLI result: word-vector run × seed × dictionary (language and direction)."""
     return [
@@ -479,6 +535,8 @@ def cost_table_after():
         after.append("results/tables/bli.csv")
     if bucc_results():
         after.append("results/tables/bucc.csv")
+    if retrieval_results():
+        after.append("results/tables/retrieval.csv")
     if mteb_results():
         after.append("results/tables/mteb.csv")
     return after
@@ -655,6 +713,47 @@ def bucc_results():
         f"results/eval/bucc/{rs.run}/seed{rs.seed}.parquet"
         for rs in RUN_SEEDS
         if rs.run in SENTENCE_ENCODER_RUNS
+    ]
+
+
+# -- retrieval -------------------------------------------------------------------------
+
+from xlsent.config import retrieval_groups, retrieval_languages
+
+# Sentence retrieval among held-out pairs (Bi-Sent2vec §4.3), every run: its languages
+# (checked by xlsent.config), where their pairs come from, and the table's groups (those of
+# tables.groups that it holds whole).
+RETRIEVAL = config["evaluate"]["retrieval"]
+RETRIEVAL_LANGS = retrieval_languages(config)
+RETRIEVAL_GROUPS = retrieval_groups(config)
+
+
+def retrieval_pair_files():
+    """The held-out pairs retrieved: the corpus stage's mining split, or the Tatoeba files."""
+    if RETRIEVAL["from"] == "corpus":
+        return expand(MINING_PAIRS, lang=RETRIEVAL_LANGS)
+    return tatoeba_files(RETRIEVAL_LANGS)
+
+
+def retrieval_pairs(wildcards):
+    """`LANG=PATH` arguments of `--pairs`: a corpus split, or the Tatoeba folder."""
+    pattern = MINING_PAIRS if RETRIEVAL["from"] == "corpus" else TATOEBA_DIR
+    return lang_args(pattern, RETRIEVAL_LANGS)
+
+
+def retrieval_models(wildcards):
+    """`LANG=DIR` arguments of `--models`: the word-vector run's model of each pair."""
+    return lang_args(
+        BISENT2VEC_MODEL, RETRIEVAL_LANGS, run=wildcards.run, seed=wildcards.seed
+    )
+
+
+def retrieval_results():
+    """Every retrieval result: run × seed, when evaluate.retrieval.languages names any."""
+    if not RETRIEVAL_LANGS:
+        return []
+    return [
+        f"results/eval/retrieval/{rs.run}/seed{rs.seed}.parquet" for rs in RUN_SEEDS
     ]
 
 

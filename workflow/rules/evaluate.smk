@@ -92,6 +92,78 @@ rule eval_tatoeba_bisent2vec:
         " --out {output} 2> {log}"
 
 
+rule eval_retrieval:
+    # Sentence retrieval among held-out pairs (Bi-Sent2vec §4.3; xlsent.evaluate.retrieval)
+    # with an encoder's own sentence vectors: xx→en and en→xx P@1 per language of
+    # evaluate.retrieval.languages.
+    input:
+        model="results/models/{run}/seed{seed}",
+        pairs=retrieval_pair_files(),
+    output:
+        "results/eval/retrieval/{run}/seed{seed}.parquet",
+    log:
+        "logs/eval/retrieval/{run}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/eval/retrieval/{run}/seed{seed}.tsv"
+    wildcard_constraints:
+        run=names_regex(SENTENCE_ENCODER_RUNS),
+    conda:
+        "../../envs/eval.yaml"
+    # Encodes both sides of up to corpus.mining_pairs pairs per language (as eval_tatoeba).
+    threads: 4
+    resources:
+        mem_mb=lambda w, attempt: 8000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
+    params:
+        source=RETRIEVAL["from"],
+        pairs=retrieval_pairs,
+        max_length=eval_max_length,
+        batch_size=config["evaluate"]["batch_size"],
+        device=config["evaluate"]["device"],
+    shell:
+        "xlsent eval-retrieval --from {params.source} --pairs {params.pairs}"
+        " --model {input.model} --run {wildcards.run} --seed {wildcards.seed}"
+        " --max-length {params.max_length}"
+        " --batch-size {params.batch_size} --device {params.device} --threads {threads}"
+        " --out {output} 2> {log}"
+
+
+rule eval_retrieval_bisent2vec:
+    # The same retrieval for the word-vector runs, as the paper measures it: each language
+    # with its own en-xx model, sentence vectors the tf-idf-weighted average of their words
+    # (idf counted on the pair's training split, whatever bisent2vec.tfidf says).
+    input:
+        models=lambda w: expand(
+            BISENT2VEC_MODEL, run=w.run, seed=w.seed, lang=RETRIEVAL_LANGS
+        ),
+        idf=expand(BISENT2VEC_IDF_WORDS, lang=RETRIEVAL_LANGS),
+        pairs=retrieval_pair_files(),
+    output:
+        "results/eval/retrieval/{run}/seed{seed}.parquet",
+    log:
+        "logs/eval/retrieval/{run}/seed{seed}.log",
+    benchmark:
+        "results/benchmarks/eval/retrieval/{run}/seed{seed}.tsv"
+    wildcard_constraints:
+        run=names_regex(WORD_VECTOR_RUNS),
+    conda:
+        "../../envs/cpp.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 4000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
+    params:
+        source=RETRIEVAL["from"],
+        pairs=retrieval_pairs,
+        models=retrieval_models,
+        # The words the idf is counted on: the training split, as the Tatoeba tf-idf's.
+        idf=lang_args(BISENT2VEC_IDF_WORDS, RETRIEVAL_LANGS),
+    shell:
+        "xlsent bisent2vec-eval-retrieval --models {params.models} --idf {params.idf}"
+        " --from {params.source} --pairs {params.pairs} --run {wildcards.run}"
+        " --seed {wildcards.seed} --out {output} 2> {log}"
+
+
 rule bli_dictionary:
     # A test dictionary of evaluate.bli.dictionaries in MUSE format (source words first):
     # converted from FreeDict, copied from a MUSE file, or downloaded (hence on the login
@@ -117,12 +189,68 @@ rule bli_dictionary:
         "xlsent bli-dictionary {params.args} --out {output} 2> {log}"
 
 
+rule bli_seed:
+    # The seed part of a language's dictionaries (xlsent.evaluate.bli.split_dictionary): the
+    # pairs of a seeded share of their English words, which the mapped runs fit on. Seconds.
+    input:
+        unpack(bli_split_inputs),
+    output:
+        seed=BLI_SEED,
+        stats="results/data/bli/{lang}.seed.json",
+    log:
+        "logs/bli_seed/{lang}.log",
+    benchmark:
+        "results/benchmarks/bli_seed/{lang}.tsv"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        files=bli_split_files,
+        seed_share=BLI_SPLIT["seed_share"],
+        seed=BLI_SPLIT["seed"],
+    shell:
+        "xlsent bli-split --dictionaries {params.files} --seed-share {params.seed_share}"
+        " --seed {params.seed} --seed-out {output.seed} --stats {output.stats}"
+        " 2> {log}"
+
+
+rule bli_test:
+    # A direction's test part: its pairs that share no word with the seed part (the same
+    # split, made again from the same dictionaries). Seconds.
+    input:
+        unpack(bli_split_inputs),
+    output:
+        test=BLI_TEST,
+        stats="results/data/bli/{lang}.{direction}.test.json",
+    log:
+        "logs/bli_test/{lang}.{direction}.log",
+    benchmark:
+        "results/benchmarks/bli_test/{lang}.{direction}.tsv"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        files=bli_split_files,
+        seed_share=BLI_SPLIT["seed_share"],
+        seed=BLI_SPLIT["seed"],
+    shell:
+        "xlsent bli-split --dictionaries {params.files} --seed-share {params.seed_share}"
+        " --seed {params.seed} --test {wildcards.direction} --out {output.test}"
+        " --stats {output.stats} 2> {log}"
+
+
 rule eval_bli:
     # Word translation P@1/5/10 by nearest neighbour and CSLS, one language and direction of
-    # a word-vector run's en-xx model.
+    # a word-vector run's en-xx model, on the test part of the dictionary.
     input:
         model=BISENT2VEC_MODEL,
-        dictionary=BLI_DICTIONARY,
+        dictionary=BLI_TEST,
     output:
         results="results/eval/bli/{run}/seed{seed}/{lang}.{direction}.parquet",
         stats="results/eval/bli/{run}/seed{seed}/{lang}.{direction}.json",

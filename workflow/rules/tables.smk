@@ -259,6 +259,39 @@ if "tatoeba_tokens" in FIGURES:
             " --stats {output.stats} 2> {log}"
 
 
+rule tables_retrieval:
+    # Sentence retrieval among held-out pairs: one row per run (encoders and word vectors),
+    # P@1 per language and direction, group averages; seeds averaged.
+    input:
+        results=retrieval_results(),
+        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
+    output:
+        csv=report(
+            "results/tables/retrieval.csv",
+            caption="../report/retrieval.rst",
+            category="Tables",
+            labels={"table": "Sentence retrieval, held-out pairs"},
+        ),
+        md="results/tables/retrieval.md",
+    log:
+        "logs/tables/retrieval.log",
+    benchmark:
+        "results/benchmarks/tables/retrieval.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        groups=group_arguments(config, RETRIEVAL_GROUPS),
+    shell:
+        "xlsent tables-retrieval --groups {params.groups}"
+        " --corpus-stats {input.corpus_stats} --out {output.csv} {input.results} 2> {log}"
+
+
 rule tables_bli:
     # Word translation of the word-vector runs: one row per run, P@1/5/10 by NN and CSLS per
     # language and direction, seeds averaged.

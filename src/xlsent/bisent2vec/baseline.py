@@ -72,6 +72,38 @@ def expected_updates(counts: np.ndarray, t: float) -> float:
     return float((counts * keep).sum())
 
 
+def fasttext_model(
+    corpus: Path, settings: Bisent2vecSettings, model: str, window: int, threads: int
+) -> Any:
+    """fastText (`model`: cbow or skipgram) on one text file with the word-vector runs'
+    settings: the tokens as given, no character n-grams (Bi-Sent2vec has none), one word a
+    token. The Python API takes no seed: fastText's own default (0) holds, and one thread is
+    deterministic."""
+    try:
+        import fasttext
+    except ImportError:
+        raise Bisent2vecError(
+            "the fastText baselines need the fasttext package: pip install 'xlsent[bisent2vec]'"
+        ) from None
+    return fasttext.train_unsupervised(
+        str(corpus),
+        model=model,
+        dim=settings.dim,
+        lr=settings.lr,
+        neg=settings.neg,
+        minCount=settings.min_count,
+        epoch=settings.epoch,
+        t=settings.t,
+        ws=window,
+        minn=0,
+        maxn=0,
+        wordNgrams=1,
+        lrUpdateRate=settings.lr_update_rate,
+        thread=threads,
+        verbose=0,
+    )
+
+
 def train_cbow(
     pairs: str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -82,12 +114,6 @@ def train_cbow(
     window: int = 5,
 ) -> dict[str, Any]:
     """Train the fastText CBOW baseline on a pairs file into a model directory; its stats."""
-    try:
-        import fasttext
-    except ImportError:
-        raise Bisent2vecError(
-            "the fastText baseline needs the fasttext package: pip install 'xlsent[bisent2vec]'"
-        ) from None
     settings = settings or Bisent2vecSettings()
     langs = ("en", lang)
     with tempfile.TemporaryDirectory(prefix="xlsent-cbow-") as scratch:
@@ -96,23 +122,7 @@ def train_cbow(
             for line in src:
                 dst.write(tagged_line(line, langs) + "\n")
         started, cpu_started = time.perf_counter(), _cpu_seconds()
-        model = fasttext.train_unsupervised(
-            str(corpus),
-            model="cbow",
-            dim=settings.dim,
-            lr=settings.lr,
-            neg=settings.neg,
-            minCount=settings.min_count,
-            epoch=settings.epoch,
-            t=settings.t,
-            ws=window,
-            minn=0,
-            maxn=0,
-            wordNgrams=1,
-            lrUpdateRate=settings.lr_update_rate,
-            thread=threads,  # the Python API takes no seed: fastText's own default (0) holds
-            verbose=0,
-        )
+        model = fasttext_model(corpus, settings, "cbow", window, threads)
         seconds = time.perf_counter() - started
         cpu_seconds = _cpu_seconds() - cpu_started
     words, counts = model.get_words(include_freq=True)

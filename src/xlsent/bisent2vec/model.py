@@ -284,3 +284,22 @@ class SentenceModel:
             return self.sentence_vectors(tokens, lang, (idf or {}).get(lang))
 
         return encode
+
+
+def pair_encoder(
+    model_dir: str | os.PathLike[str],
+    lang: str,
+    idf_words: str | os.PathLike[str] | None = None,
+) -> Callable[[list[str], str], np.ndarray]:
+    """The sentence encoder of an en-`lang` model directory, as every evaluation of the
+    word-vector runs takes it (Tatoeba, held-out retrieval).
+
+    Without `idf_words`: the plain average of a sentence's words (and n-grams). With it (the
+    pair's words Parquet file, the workflow's training split): the paper's retrieval vector,
+    Σ idf(w) v(w) / Σ idf(w) over the sentence's unique words, idf(w) = max(1, log10(N /
+    df(w))) counted on those N pairs' sides (Sabet et al. 2019, §4.3, through MUSE's
+    `bow_idf`; `SentenceModel.idf`, `SentenceModel.sentence_vectors`).
+    """
+    model = SentenceModel.load(model_dir)
+    idf = model.pair_idf([idf_words], lang) if idf_words is not None else None
+    return model.text_encoder(idf)

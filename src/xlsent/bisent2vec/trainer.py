@@ -23,11 +23,13 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from xlsent.bisent2vec import Bisent2vecError
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, read_json, write_json
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -71,15 +73,7 @@ class Bisent2vecSettings:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Bisent2vecSettings:
         """Settings from a mapping (e.g. the workflow's `--settings` JSON); unknown keys fail."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        for key in values:
-            if key not in known:
-                close = difflib.get_close_matches(key, known, n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise Bisent2vecError(
-                    f"unknown bisent2vec setting {key!r}{hint}; known: {', '.join(sorted(known))}"
-                )
-        return cls(**values)
+        return checked_settings(cls, values, "bisent2vec")
 
     def flags(self) -> list[str]:
         """The trainer's command-line flags for these settings."""
@@ -90,6 +84,20 @@ class Bisent2vecSettings:
             *("-dropoutK", str(self.dropout_k), "-epoch", str(self.epoch), "-t", repr(self.t)),
             *("-seed", str(self.seed), "-lrUpdateRate", str(self.lr_update_rate)),
         ]
+
+
+def checked_settings(cls: type[T], values: dict[str, Any], block: str) -> T:
+    """`cls` (a settings dataclass) from `values`; a key it lacks fails, naming the closest
+    one (`block`: the settings' name in the message)."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    for key in values:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise Bisent2vecError(
+                f"unknown {block} setting {key!r}{hint}; known: {', '.join(sorted(known))}"
+            )
+    return cls(**values)
 
 
 def run_logged(args: list[str], what: str) -> dict[str, Any]:

@@ -7,15 +7,17 @@ import json
 from pathlib import Path
 
 from xlsent.commands import Subparsers, lang_paths, log, require
-from xlsent.commands.evaluate import log_tatoeba_means
+from xlsent.commands.evaluate import add_held_out_arguments, log_tatoeba_means, retrieval_pairs
 from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add bisent2vec-build, bisent2vec-train and bisent2vec-eval-tatoeba."""
+    """Add bisent2vec-build, bisent2vec-train, bisent2vec-eval-tatoeba and
+    bisent2vec-eval-retrieval."""
     _add_bisent2vec_build(sub)
     _add_bisent2vec_train(sub)
     _add_bisent2vec_eval_tatoeba(sub)
+    _add_bisent2vec_eval_retrieval(sub)
 
 
 def _add_bisent2vec_build(sub: Subparsers) -> None:
@@ -41,10 +43,16 @@ def _add_bisent2vec_train(sub: Subparsers) -> None:
     p = sub.add_parser("bisent2vec-train", help="train one en-xx Bi-Sent2vec (or CBOW) model")
     p.add_argument("--lang", required=True)
     p.add_argument("--words", nargs="+", required=True, help="the language's words Parquet files")
-    p.add_argument("--method", choices=["bisent2vec", "fasttext-cbow"], required=True)
+    p.add_argument("--method", choices=["bisent2vec", "fasttext-cbow", "mapped"], required=True)
     p.add_argument("--binary", help="the bisent2vec binary (bisent2vec-build)")
     p.add_argument(
         "--settings", required=True, help="JSON of Bi-Sent2vec settings (dim, lr, word_ngrams, ...)"
+    )
+    p.add_argument("--mapped-settings", help="with --method mapped: JSON of the mapping's settings")
+    p.add_argument(
+        "--seed-pairs",
+        help="with --method mapped: a MUSE file of (en xx) seed pairs; without it, a lexicon "
+        "induced from the training pairs",
     )
     p.add_argument("--threads", type=int, required=True)
     p.add_argument("--resume", help="a model directory to continue training from")
@@ -54,7 +62,7 @@ def _add_bisent2vec_train(sub: Subparsers) -> None:
 
 
 def bisent2vec_train(args: argparse.Namespace) -> None:
-    from xlsent.bisent2vec import baseline, data, trainer
+    from xlsent.bisent2vec import baseline, data, mapped, trainer
 
     settings = trainer.Bisent2vecSettings.from_dict(json.loads(args.settings))
     if args.method == "bisent2vec":
@@ -65,6 +73,16 @@ def bisent2vec_train(args: argparse.Namespace) -> None:
         counts = data.write_pairs(args.words, pairs, lowercase=settings.lowercase)
         if args.method == "fasttext-cbow":
             stats = baseline.train_cbow(pairs, out, args.lang, settings, threads=args.threads)
+        elif args.method == "mapped":
+            stats = mapped.train_mapped(
+                pairs,
+                out,
+                args.lang,
+                settings,
+                mapped.MappedSettings.from_dict(json.loads(args.mapped_settings or "{}")),
+                seed_dictionary=args.seed_pairs,
+                threads=args.threads,
+            )
         else:
             stats = trainer.train(
                 args.binary,
@@ -98,7 +116,7 @@ def _add_bisent2vec_eval_tatoeba(sub: Subparsers) -> None:
 
 
 def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
-    from xlsent.bisent2vec.model import SentenceModel
+    from xlsent.bisent2vec.model import SentenceModel, pair_encoder
     from xlsent.evaluate import tatoeba
     from xlsent.tables import write_results
 
@@ -116,8 +134,42 @@ def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
             raise FileNotFoundError(f"no model given for {', '.join(missing)} (--models LANG=DIR)")
         rows = []
         for lang in args.langs:
-            model = SentenceModel.load(models[lang])
-            idf = model.pair_idf([idf_words[lang]], lang) if lang in idf_words else None
-            rows += tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), [lang])
+            encode = pair_encoder(models[lang], lang, idf_words.get(lang))
+            rows += tatoeba.evaluate(encode, Path(args.dir), [lang])
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
+    log_tatoeba_means(rows)
+
+
+def _add_bisent2vec_eval_retrieval(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "bisent2vec-eval-retrieval",
+        help="P@1 of translations among held-out pairs, of word vectors (tf-idf weighted)",
+    )
+    p.add_argument("--models", nargs="+", required=True, help="LANG=DIR: a model per pair")
+    p.add_argument(
+        "--idf", nargs="+", required=True, help="LANG=PATH: the pair's words the idf counts"
+    )
+    add_held_out_arguments(p)
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=bisent2vec_eval_retrieval)
+
+
+def bisent2vec_eval_retrieval(args: argparse.Namespace) -> None:
+    """Each language retrieved with its own pair model's tf-idf-weighted sentence vectors
+    (Sabet et al. 2019, §4.3), the idf counted on that pair's words (`--idf`)."""
+    from xlsent.bisent2vec.model import pair_encoder
+    from xlsent.evaluate import retrieval
+    from xlsent.tables import write_results
+
+    models, idf_words = lang_paths(args.models), lang_paths(args.idf)
+    pairs = retrieval_pairs(args)
+    missing = [lang for lang in pairs if lang not in models or lang not in idf_words]
+    if missing:
+        raise FileNotFoundError(
+            f"no model or idf words given for {', '.join(missing)} (--models, --idf LANG=PATH)"
+        )
+    rows = retrieval.evaluate(pairs, lambda lang: pair_encoder(models[lang], lang, idf_words[lang]))
+    write_results(rows, "retrieval", args.run, args.seed, args.out)
     log_tatoeba_means(rows)

@@ -12,16 +12,18 @@ import json
 import os
 from pathlib import Path
 
-from xlsent.commands import Subparsers, lang_paths, log, resolve_device
+from xlsent.commands import Subparsers, lang_paths, log, require, resolve_device
 from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add eval-tatoeba, fetch-tatoeba, bli-dictionary, eval-bli, fetch-bucc, mining-set,
-    eval-bucc, eval-mteb and fetch-mteb."""
+    """Add eval-tatoeba, eval-retrieval, fetch-tatoeba, bli-dictionary, eval-bli, fetch-bucc,
+    mining-set, eval-bucc, eval-mteb and fetch-mteb."""
     _add_eval_tatoeba(sub)
+    _add_eval_retrieval(sub)
     _add_fetch_tatoeba(sub)
     _add_bli_dictionary(sub)
+    _add_bli_split(sub)
     _add_eval_bli(sub)
     _add_fetch_bucc(sub)
     _add_mining_set(sub)
@@ -77,6 +79,52 @@ def eval_tatoeba(args: argparse.Namespace) -> None:
     log_tatoeba_means(rows)
 
 
+def add_held_out_arguments(p: argparse.ArgumentParser) -> None:
+    """Held-out pairs, per language, from the corpus stage or Tatoeba (the mining set's, and
+    sentence retrieval's: `retrieval_pairs`)."""
+    p.add_argument("--from", dest="source", choices=["corpus", "tatoeba"], required=True)
+    p.add_argument(
+        "--pairs",
+        nargs="+",
+        required=True,
+        help="LANG=PATH: a corpus split (.parquet) or the Tatoeba directory, per language",
+    )
+
+
+def retrieval_pairs(args: argparse.Namespace) -> dict[str, tuple[list[str], list[str]]]:
+    """The (foreign, English) held-out sentences of each language of `--pairs`."""
+    from xlsent.evaluate import retrieval
+
+    pairs = {
+        lang: retrieval.heldout_pairs(args.source, path, lang)
+        for lang, path in lang_paths(args.pairs).items()
+    }
+    for lang, (xx, _) in pairs.items():
+        log.info("%s: %d held-out pairs", lang, len(xx))
+    return pairs
+
+
+def _add_eval_retrieval(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "eval-retrieval", help="P@1 of translations among held-out pairs, of one encoder"
+    )
+    add_held_out_arguments(p)
+    _add_encoder_arguments(p)
+    p.add_argument("--out", required=True)
+    p.set_defaults(handler=eval_retrieval)
+
+
+def eval_retrieval(args: argparse.Namespace) -> None:
+    from xlsent.evaluate import retrieval
+    from xlsent.tables import write_results
+
+    pairs = retrieval_pairs(args)
+    encoder = _load_encoder(args)
+    rows = retrieval.evaluate(pairs, lambda lang: encoder)
+    write_results(rows, "retrieval", args.run, args.seed, args.out)
+    log_tatoeba_means(rows)
+
+
 def _add_fetch_tatoeba(sub: Subparsers) -> None:
     p = sub.add_parser("fetch-tatoeba", help="download the LASER Tatoeba files")
     p.add_argument("--url", required=True)
@@ -116,6 +164,61 @@ def bli_dictionary(args: argparse.Namespace) -> None:
     log.info("wrote %d word pairs to %s", bli.write_muse(pairs, args.out), args.out)
 
 
+def _add_bli_split(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "bli-split", help="a language's dictionaries split into a seed part and test parts"
+    )
+    p.add_argument(
+        "--dictionaries",
+        nargs="+",
+        required=True,
+        help="DIRECTION=FILE (en2xx, xx2en): every MUSE dictionary of the language",
+    )
+    p.add_argument("--seed-share", type=float, required=True, help="the share of English words")
+    p.add_argument("--seed", type=int, required=True, help="the shuffle's random seed")
+    out = p.add_mutually_exclusive_group(required=True)
+    out.add_argument("--seed-out", help="write the seed dictionary (en xx pairs) here")
+    out.add_argument("--test", choices=["en2xx", "xx2en"], help="write this direction's test part")
+    p.add_argument("--out", help="with --test: the test dictionary")
+    p.add_argument("--stats", required=True, help="JSON of the split's counts")
+    p.set_defaults(handler=bli_split)
+
+
+def bli_split(args: argparse.Namespace) -> None:
+    from xlsent.evaluate import bli
+
+    if args.test:
+        require(args, "with --test", "out")
+    files = lang_paths(args.dictionaries)
+    pairs = {direction: bli.read_muse(path) for direction, path in files.items()}
+    if args.test and args.test not in pairs:
+        raise FileNotFoundError(f"--test {args.test}: no {args.test} dictionary in --dictionaries")
+    seed, tests = bli.split_dictionary(pairs, args.seed_share, args.seed)
+    stats = {
+        "seed_share": args.seed_share,
+        "seed": args.seed,
+        "seed_pairs": len(seed),
+        "seed_english_words": len({en for en, _ in seed}),
+        **{
+            direction: {
+                "pairs": len(pairs[direction]),
+                "source_words": len({src for src, _ in pairs[direction]}),
+                "test_pairs": len(test),
+                "test_source_words": len({src for src, _ in test}),
+            }
+            for direction, test in tests.items()
+        },
+    }
+    if args.seed_out:
+        bli.write_muse(seed, args.seed_out)
+        log.info("wrote %d seed pairs to %s", len(seed), args.seed_out)
+    else:
+        bli.write_muse(tests[args.test], args.out)
+        log.info("wrote %d %s test pairs to %s", len(tests[args.test]), args.test, args.out)
+    write_json(args.stats, stats)
+    log.info("split: %s", json.dumps(stats))
+
+
 def _add_eval_bli(sub: Subparsers) -> None:
     p = sub.add_parser("eval-bli", help="word translation P@1/5/10 (NN and CSLS) of a model")
     p.add_argument("--model", required=True, help="a bisent2vec-train model directory")
@@ -140,7 +243,27 @@ def eval_bli(args: argparse.Namespace) -> None:
     pairs = bli.load_dictionary(args.dictionary, args.download_dir)
     src_words, src_vectors = model.word_vectors(src)
     tgt_words, tgt_vectors = model.word_vectors(tgt)
-    rows = bli.evaluate(src_words, src_vectors, tgt_words, tgt_vectors, pairs)
+    _, coverage = bli.gold_translations(src_words, tgt_words, pairs)
+    if coverage["queries"]:
+        rows = bli.evaluate(src_words, src_vectors, tgt_words, tgt_vectors, pairs)
+    else:
+        # No test word survives the vocabulary filter (a language of a few dozen pairs): no
+        # score, and 0 test words in the table, rather than a failed job that would stop the
+        # table of every other language.
+        log.warning(
+            "%s %s: none of the %d test pairs has both words in the vocabularies (%d source, "
+            "%d target words): no score",
+            args.lang,
+            args.direction,
+            coverage["pairs"],
+            len(src_words),
+            len(tgt_words),
+        )
+        rows = [
+            {"method": m, "k": k, "metric": f"p@{k}", "value": None, "n": 0}
+            for m in bli.METHODS
+            for k in bli.KS
+        ]
     write_results(
         [
             {
@@ -156,9 +279,9 @@ def eval_bli(args: argparse.Namespace) -> None:
         args.seed,
         args.out,
     )
-    _, coverage = bli.gold_translations(src_words, tgt_words, pairs)
-    write_json(args.stats, {"rows": rows, "coverage": coverage})
-    for r in rows:
+    # `queries`: the test words kept after the vocabulary filter (both sides in vocabulary).
+    write_json(args.stats, {"rows": rows, "coverage": coverage, "test_words": coverage["queries"]})
+    for r in rows if coverage["queries"] else []:
         log.info(
             "%s %s %s %s: %.1f (%d words)",
             args.lang,
@@ -189,13 +312,7 @@ def fetch_bucc(args: argparse.Namespace) -> None:
 
 def _add_mining_set(sub: Subparsers) -> None:
     p = sub.add_parser("mining-set", help="a BUCC-layout mining set from held-out pairs")
-    p.add_argument("--from", dest="source", choices=["corpus", "tatoeba"], required=True)
-    p.add_argument(
-        "--pairs",
-        nargs="+",
-        required=True,
-        help="LANG=PATH: a corpus split (.parquet) or the Tatoeba directory, per language",
-    )
+    add_held_out_arguments(p)
     p.add_argument("--distractors", type=float, required=True)
     p.add_argument("--threshold-share", type=float, required=True)
     p.add_argument("--seed", type=int, required=True)

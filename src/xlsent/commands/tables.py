@@ -9,9 +9,10 @@ from xlsent.commands import Subparsers, UsageError, lang_paths, log
 
 
 def register(sub: Subparsers) -> None:
-    """Add tables, tables-ablation, tables-transfer, tables-bli, tables-bucc, tables-mteb,
-    plots, the papers' figures and tables-cost."""
+    """Add tables, tables-ablation, tables-transfer, tables-retrieval, tables-bli, tables-bucc,
+    tables-mteb, plots, the papers' figures and tables-cost."""
     _add_tables(sub)
+    _add_tables_retrieval(sub)
     _add_tables_ablation(sub)
     _add_tables_transfer(sub)
     _add_tables_bli(sub)
@@ -67,6 +68,29 @@ def tables(args: argparse.Namespace) -> None:
     )
     for path in written:
         log.info("wrote %s", path)
+
+
+def _add_tables_retrieval(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "tables-retrieval", help="the sentence retrieval table of held-out pairs (every run)"
+    )
+    p.add_argument("--groups", nargs="*", required=True, help=GROUPS_HELP)
+    p.add_argument(
+        "--corpus-stats", nargs="*", required=True, help="sample_stats.json: marks scarce languages"
+    )
+    p.add_argument("--out", required=True)
+    p.add_argument("results", nargs="+")
+    p.set_defaults(handler=tables_retrieval)
+
+
+def tables_retrieval(args: argparse.Namespace) -> None:
+    from xlsent import tables as result_tables
+
+    groups = _groups(args.groups)
+    scarce = result_tables.scarce_languages(args.corpus_stats)
+    table, pairs = result_tables.retrieval_table(args.results, groups, scarce)
+    result_tables.write_retrieval_table(table, pairs, Path(args.out), groups, scarce=scarce)
+    log.info("wrote %s", args.out)
 
 
 def _add_tables_ablation(sub: Subparsers) -> None:

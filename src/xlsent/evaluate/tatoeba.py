@@ -95,18 +95,24 @@ def evaluate(encode: Encoder, directory: Path, langs: list[str]) -> list[dict]:
     rows = []
     # Progress in the job's log: all 112 languages take a 12-layer encoder tens of CPU-minutes.
     for lang, (xx, en) in tqdm(pairs.items(), desc="tatoeba", unit="lang", mininterval=30):
-        xx_vectors, en_vectors = _embed(encode, xx, lang), _embed(encode, en, "en")
-        accuracy = {
-            "xx2en": 100 * p_at_1(xx_vectors, en_vectors),
-            "en2xx": 100 * p_at_1(en_vectors, xx_vectors),
-        }
-        accuracy["mean"] = (accuracy["xx2en"] + accuracy["en2xx"]) / 2
-        rows += [
-            {"lang": lang, "direction": d, "metric": "accuracy", "value": v, "n": len(xx)}
-            for d, v in accuracy.items()
-        ]
+        rows += retrieval_rows(encode, lang, xx, en)
         kill_point("eval_tatoeba")
     return rows
+
+
+def retrieval_rows(encode: Encoder, lang: str, xx: list[str], en: list[str]) -> list[dict]:
+    """Top-1 accuracy (%) of retrieving line i of one side by line i of the other among all
+    lines: rows for `xx2en`, `en2xx` and their `mean`, with `n` the number of pairs."""
+    xx_vectors, en_vectors = _embed(encode, xx, lang), _embed(encode, en, "en")
+    accuracy = {
+        "xx2en": 100 * p_at_1(xx_vectors, en_vectors),
+        "en2xx": 100 * p_at_1(en_vectors, xx_vectors),
+    }
+    accuracy["mean"] = (accuracy["xx2en"] + accuracy["en2xx"]) / 2
+    return [
+        {"lang": lang, "direction": d, "metric": "accuracy", "value": v, "n": len(xx)}
+        for d, v in accuracy.items()
+    ]
 
 
 def fetch(base_url: str, directory: Path, langs: list[str]) -> list[Path]:

@@ -57,12 +57,25 @@ def fetch_pretrained(name_or_path: str, out_dir: str | Path) -> None:
                 local_dir=out,
                 allow_patterns=["*.json", "*.safetensors", "*.model", "*.txt"],
             )
+            # Older repositories hold only pytorch_model.bin; the others' .bin would double
+            # the download for nothing, so it is fetched only when no safetensors came.
+            if local_model.missing_parts(out):
+                snapshot_download(
+                    name_or_path, local_dir=out, allow_patterns=["pytorch_model*.bin"]
+                )
         except Exception as err:
             raise RuntimeError(
                 f"could not download {name_or_path!r} from the Hugging Face hub ({err}). On a "
                 "machine without network, download it elsewhere and set the model's `path` "
                 "to the local directory."
             ) from err
+        missing = local_model.missing_parts(out)
+        if missing:
+            raise RuntimeError(
+                f"hub model {name_or_path!r} lacks {'; '.join(missing)}: it would not load. "
+                "Name a repository saved by save_pretrained, or save one to a local directory "
+                "and set the model's `path` to it."
+            )
 
 
 def build(
