@@ -95,7 +95,7 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
 SETTING_ALIASES = {"langs": "languages", "sentences": "tokenizer_sentences"}
 
 # Setting flags the rules pass in some configurations only: no default either (the schema
-# has it), but not required; the handler checks what its use needs (xlsent.commands.require).
+# has it), but not required; the handler checks what its use needs (xlsent.arguments.require).
 CONDITIONAL = {
     ("clean", "corpora"): "corpus.local.corpora: source local, when set",
     ("clean", "manifest"): "corpus.opus.manifest: source opus",

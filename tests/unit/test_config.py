@@ -453,6 +453,70 @@ def test_a_mining_k_no_held_out_split_can_give_is_refused():
     validate(config, SCHEMA)
 
 
+@pytest.mark.parametrize(
+    ("bucc", "extra", "message"),
+    [
+        (
+            {"languages": ["de", "fr"], "pivot": "kk"},
+            {},
+            "config key `evaluate.bucc.pivot`: 'kk' is not one of `evaluate.bucc.languages` "
+            "(de, fr): the pivot's threshold is chosen on its own mining split",
+        ),
+        (
+            {"languages": ["de", "fr"], "pivot": None},
+            {"languages": ["de", "kk"]},
+            "config key `evaluate.bucc.languages`: fr not in `languages`, so the corpus stage "
+            "holds out no pairs of them: mine languages of `languages`, or set "
+            "evaluate.bucc.heldout.from: tatoeba",
+        ),
+        (
+            {"languages": ["de"], "pivot": None},
+            {"corpus": {"mining_pairs": 0}},
+            "config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs for "
+            "the mining set that evaluate.bucc.heldout.from: corpus asks for: set it (e.g. "
+            "2000), or take the pairs from the Tatoeba test set (from: tatoeba)",
+        ),
+        (
+            {"languages": ["de", "fr"], "pivot": None, "heldout": {"from": "tatoeba"}},
+            {"evaluate": {"tatoeba": {"languages": ["de"]}}},
+            "config key `evaluate.bucc.languages`: fr not among the Tatoeba languages "
+            "(evaluate.tatoeba.languages) that the mining set is built from: add them there, "
+            "or leave them out",
+        ),
+        (
+            {"languages": ["xx"], "pivot": None},
+            {},
+            "config key `evaluate.bucc.languages`: ",
+        ),
+    ],
+)
+def test_what_mining_needs_of_the_rest_of_the_config_is_checked(bucc, extra, message):
+    config = {"languages": ["de", "fr", "kk"], **extra}
+    config.setdefault("evaluate", {})["bucc"] = {"source": "heldout", **bucc}
+    with pytest.raises(ConfigError) as info:
+        validate(config, SCHEMA)
+    assert str(info.value).startswith(message)
+
+
+def test_a_given_bucc2018_directory_must_hold_the_mined_splits(tmp_path):
+    bucc = {
+        "languages": ["de"],
+        "pivot": None,
+        "source": "bucc2018",
+        "bucc2018": {"dir": str(tmp_path)},
+    }
+    config = validate({"languages": ["de"], "evaluate": {"bucc": bucc}}, SCHEMA)
+    with pytest.raises(ConfigError) as info:
+        check_paths(config, ROOT)
+    assert str(info.value).startswith(
+        f"config key `evaluate.bucc.bucc2018.dir`: {tmp_path} lacks de-en.sample.de, "
+    )
+    for split in ("sample", "training"):
+        for side in ("de", "en", "gold"):
+            (tmp_path / f"de-en.{split}.{side}").write_text("")
+    check_paths(config, ROOT)
+
+
 def test_shipped_configs_give_no_warning():
     for path in (ROOT / "config.yaml", ROOT / "resources" / "demo" / "config.yaml"):
         assert config_warnings(load(path, SCHEMA)) == []

@@ -597,10 +597,7 @@ from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
 
 BUCC = config["evaluate"]["bucc"]
 BUCC_HELDOUT = BUCC["heldout"]
-try:
-    BUCC_LANGS = languages.resolve(BUCC["languages"])
-except languages.UnknownLanguageError as err:
-    raise WorkflowError(f"config key `evaluate.bucc.languages`: {err}") from None
+BUCC_LANGS = languages.resolve(BUCC["languages"])  # known: xlsent.config checked them
 # The BUCC-layout directory the encoder runs are mined on, and its (threshold, test) splits:
 # the shared task's files (given, or downloaded), or the mining set built from held-out pairs.
 MINING_SET_DIR = "results/data/mining"
@@ -612,52 +609,6 @@ else:
     BUCC_SPLITS = [BUCC["bucc2018"]["threshold_split"], BUCC["bucc2018"]["test_split"]]
 
 
-def _check_bucc():
-    """What the mining settings need of the rest of the config, named by key (here rather
-    than in xlsent.config: only the workflow knows where held-out pairs come from)."""
-    if BUCC["pivot"] is not None and BUCC["pivot"] not in BUCC_LANGS:
-        raise WorkflowError(
-            f"config key `evaluate.bucc.pivot`: {BUCC['pivot']!r} is not one of "
-            f"`evaluate.bucc.languages` ({', '.join(BUCC_LANGS) or 'none'}): the pivot's "
-            "threshold is chosen on its own mining split"
-        )
-    if not BUCC_LANGS:
-        return
-    if BUCC["source"] == "bucc2018":
-        given = BUCC["bucc2018"]["dir"]
-        missing = [path for path in bucc_files(BUCC_LANGS) if not Path(path).is_file()]
-        if given and missing and workflow.is_main_process:
-            raise WorkflowError(
-                f"config key `evaluate.bucc.bucc2018.dir`: {given} lacks "
-                f"{', '.join(Path(path).name for path in missing)}: put the BUCC 2018 files "
-                "there ({xx}-en.{split}.{xx|en|gold}, or in {xx}-en/), or leave it null to "
-                "download them"
-            )
-        return
-    if BUCC_HELDOUT["from"] == "corpus":
-        outside = [lang for lang in BUCC_LANGS if lang not in LANGS]
-        if outside:
-            raise WorkflowError(
-                f"config key `evaluate.bucc.languages`: {', '.join(outside)} not in "
-                "`languages`, so the corpus stage holds out no pairs of them: mine languages "
-                "of `languages`, or set evaluate.bucc.heldout.from: tatoeba"
-            )
-        if CORPUS["mining_pairs"] == 0:
-            raise WorkflowError(
-                "config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs "
-                "for the mining set that evaluate.bucc.heldout.from: corpus asks for: set it "
-                "(e.g. 2000), or take the pairs from the Tatoeba test set (from: tatoeba)"
-            )
-    else:
-        outside = [lang for lang in BUCC_LANGS if lang not in EVAL_LANGS]
-        if outside:
-            raise WorkflowError(
-                f"config key `evaluate.bucc.languages`: {', '.join(outside)} not among the "
-                "Tatoeba languages (evaluate.tatoeba.languages) that the mining set is built "
-                "from: add them there, or leave them out"
-            )
-
-
 def bucc_files(langs):
     """Every file the mining evaluation reads: per language and split, both sides and gold."""
     return [
@@ -667,8 +618,6 @@ def bucc_files(langs):
         for path in bucc_layout.split_files(BUCC_DIR, lang, split)
     ]
 
-
-_check_bucc()
 
 
 def bucc_dir(files):

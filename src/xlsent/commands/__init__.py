@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 from typing import TypeAlias
 
-from xlsent.errors import XlsentError
+from xlsent.arguments import UsageError, lang_paths, require
 
 # What `ArgumentParser.add_subparsers` returns (argparse names its class privately).
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -26,35 +25,8 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 # One logger for every subcommand: its lines read `xlsent: ...` whichever stage runs.
 log = logging.getLogger("xlsent")
 
-
-class UsageError(XlsentError):
-    """A flag missing for the way the command was called (e.g. --binary with bisent2vec)."""
-
-
-def require(args: argparse.Namespace, when: str, *dests: str) -> None:
-    """Stop unless the flags of `dests` were given: those needed only in some uses (`when`).
-
-    argparse cannot say "required with --source demo"; the rules pass these flags exactly
-    in those uses, so a missing one is a hand-written command's mistake, named in one line.
-    """
-    missing = [f"--{dest.replace('_', '-')}" for dest in dests if getattr(args, dest) is None]
-    if missing:
-        verb = "is" if len(missing) == 1 else "are"
-        raise UsageError(f"{' and '.join(missing)} {verb} required {when}")
-
-
-def lang_paths(items: list[str]) -> dict[str, Path]:
-    """`KEY=PATH` arguments (LANG=PATH, CORPUS=PATH, LABEL=PATH) as a mapping.
-
-    The rules pass per-language inputs this way, so one flag carries them all in one order.
-    """
-    out = {}
-    for item in items:
-        key, sep, path = item.partition("=")
-        if not sep:
-            raise SystemExit(f"expected KEY=PATH, got {item!r}")
-        out[key] = Path(path)
-    return out
+# Re-exported: every subcommand module takes its argument helpers from here.
+__all__ = ["Subparsers", "UsageError", "lang_paths", "log", "require", "resolve_device"]
 
 
 def resolve_device(name: str) -> str:

@@ -18,7 +18,7 @@ Modules: `schema` (the schema's validation and messages), `checks` (`validate`, 
 
 from xlsent.config.checks import load, validate
 from xlsent.config.outputs import FIGURE_DEFAULTS, BliDictionary, Figure, bli_dictionaries, figures
-from xlsent.config.paths import check_paths, not_found
+from xlsent.config.paths import check_paths
 from xlsent.config.runs import (
     BLI_DIRECTIONS,
     DUALPIVOT_METHODS,
@@ -44,8 +44,8 @@ from xlsent.config.runs import (
     trainer_settings,
     transfer_pivots,
 )
-from xlsent.config.schema import ConfigError
 from xlsent.config.warnings import config_warnings
+from xlsent.errors import ConfigError, not_found
 
 __all__ = [
     "BLI_DIRECTIONS",

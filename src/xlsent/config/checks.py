@@ -30,7 +30,8 @@ from xlsent.config.runs import (
     tatoeba_languages,
     train_key,
 )
-from xlsent.config.schema import ConfigError, error_message, with_defaults
+from xlsent.config.schema import error_message, with_defaults
+from xlsent.errors import ConfigError
 
 
 def validate(config: dict, schema_path: str | Path) -> dict:
@@ -54,6 +55,7 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     _check_transfer_runs(config)
     _check_models(config)
     _check_corpus(config)
+    _check_bucc(config)
     _check_mining(config)
     _check_retrieval(config)
     figures(config)  # the runs and languages that `figures` names
@@ -429,6 +431,49 @@ def _check_models(config: dict) -> None:
                 f"share of it: set it to {multiples_near(hidden, heads)}, or change the number "
                 "of heads"
             )
+
+
+def _check_bucc(config: dict) -> None:
+    """What mining needs of the rest of the config: its languages are known, its pivot is one
+    of them (the pivot's threshold is chosen on its own mining split), and a held-out mining
+    set has pairs of each: the corpus stage's (training languages, `corpus.mining_pairs`
+    above 0) or the Tatoeba set's. The files of a given BUCC 2018 directory are
+    `check_paths`'s."""
+    bucc = config["evaluate"]["bucc"]
+    try:
+        langs = languages.resolve(bucc["languages"])
+    except languages.UnknownLanguageError as err:
+        raise ConfigError(f"config key `evaluate.bucc.languages`: {err}") from None
+    if bucc["pivot"] is not None and bucc["pivot"] not in langs:
+        raise ConfigError(
+            f"config key `evaluate.bucc.pivot`: {bucc['pivot']!r} is not one of "
+            f"`evaluate.bucc.languages` ({', '.join(langs) or 'none'}): the pivot's "
+            "threshold is chosen on its own mining split"
+        )
+    if not langs or bucc["source"] != "heldout":
+        return
+    if bucc["heldout"]["from"] == "corpus":
+        outside = [lang for lang in langs if lang not in languages.resolve(config["languages"])]
+        if outside:
+            raise ConfigError(
+                f"config key `evaluate.bucc.languages`: {', '.join(outside)} not in "
+                "`languages`, so the corpus stage holds out no pairs of them: mine languages "
+                "of `languages`, or set evaluate.bucc.heldout.from: tatoeba"
+            )
+        if config["corpus"]["mining_pairs"] == 0:
+            raise ConfigError(
+                "config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs "
+                "for the mining set that evaluate.bucc.heldout.from: corpus asks for: set it "
+                "(e.g. 2000), or take the pairs from the Tatoeba test set (from: tatoeba)"
+            )
+        return
+    outside = [lang for lang in langs if lang not in tatoeba_languages(config)]
+    if outside:
+        raise ConfigError(
+            f"config key `evaluate.bucc.languages`: {', '.join(outside)} not among the "
+            "Tatoeba languages (evaluate.tatoeba.languages) that the mining set is built "
+            "from: add them there, or leave them out"
+        )
 
 
 def _check_mining(config: dict) -> None:

