@@ -46,9 +46,9 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from xlsent.corpus import local
     from xlsent.corpus.bitext import CorpusError
     from xlsent.corpus.clean import FILTERS, CleanConfig, clean
+    from xlsent.corpus.readers import local
 
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="xlsent-clean-styles-") as tmp:

@@ -141,7 +141,7 @@ def main() -> None:
         input_bytes = build(work, args.lang, args.lines)
         build_s = time.perf_counter() - started
         _, baseline_rss = run(
-            "import xlsent.corpus.clean, xlsent.corpus.sample, xlsent.corpus.local"
+            "import xlsent.corpus.clean, xlsent.corpus.sample, xlsent.corpus.readers.local"
         )
         clean_call = (
             f"clean(local.discover({str(work)!r}, {args.lang!r}), {args.lang!r}, {{out!r}})"

@@ -336,8 +336,8 @@ def demo_data(
     stage's `xlsent subwords` / `word-spans` do for such a model)."""
     from xlsent.align import job
     from xlsent.align.shards import iter_shards, write_manifest
-    from xlsent.corpus import demo
     from xlsent.corpus.clean import CleanConfig, clean
+    from xlsent.corpus.readers import demo
     from xlsent.corpus.sample import SampleConfig, sample
     from xlsent.io import write_json
     from xlsent.models.tokenizer import train_sentencepiece

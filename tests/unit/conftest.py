@@ -16,8 +16,8 @@ import pytest
 
 from xlsent.align import job
 from xlsent.align.shards import iter_shards, write_manifest
-from xlsent.corpus import demo
 from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.corpus.readers import demo
 from xlsent.corpus.sample import SampleConfig, sample
 from xlsent.io import write_json
 from xlsent.models.tokenizer import train_sentencepiece

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from support import SHARED
 
-from xlsent.corpus import local
 from xlsent.corpus.bitext import CorpusError, moses_files
+from xlsent.corpus.readers import local
 
 L10N = SHARED / "l10n"
 

@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 from support import SHARED
 
-from xlsent.corpus import local
 from xlsent.corpus.bitext import Bitext, CorpusError, moses_files
 from xlsent.corpus.clean import CORPUS_SCHEMA, FILTERS, CleanConfig, clean
+from xlsent.corpus.readers import local
 
 L10N = SHARED / "l10n"
 

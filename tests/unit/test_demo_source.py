@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from xlsent import languages
-from xlsent.corpus import demo
 from xlsent.corpus.bitext import CorpusError
+from xlsent.corpus.readers import demo
 
 pytest.importorskip("babel", reason="the demo source needs the 'demo' extra")
 
@@ -126,7 +126,7 @@ def test_missing_django_leaves_only_cldr_pairs(monkeypatch, caplog):
         "find_spec",
         lambda name, *a: None if name == "django" else find_spec(name, *a),
     )
-    with caplog.at_level(logging.WARNING, logger="xlsent.corpus.demo"):
+    with caplog.at_level(logging.WARNING, logger="xlsent.corpus.readers.demo"):
         german = demo.demo_pairs("de")
     assert german and {corpus for corpus, _, _ in german} == {"cldr"}
     assert "Django is not installed" in caplog.text
@@ -169,7 +169,7 @@ def test_heldout_is_independent_of_the_hash_seed(pairs):
     expected = [demo.is_heldout(en, 0.2) for en in english]
     assert expected == [demo.is_heldout(en, 0.2) for en in english]
     script = (
-        "import json, sys; from xlsent.corpus.demo import is_heldout; "
+        "import json, sys; from xlsent.corpus.readers.demo import is_heldout; "
         "print(json.dumps([is_heldout(en, 0.2) for en in json.load(sys.stdin)]))"
     )
     for seed in ("1", "987654"):
@@ -239,7 +239,7 @@ def test_write_heldout_is_deterministic_and_seeded(tmp_path):
 
 
 def test_write_heldout_reports_small_sets(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="xlsent.corpus.demo"):
+    with caplog.at_level(logging.WARNING, logger="xlsent.corpus.readers.demo"):
         counts = demo.write_heldout(["tl"], tmp_path, 0.002)
     assert counts["tl"]["too_small"] and counts["tl"]["written"] < 10
     assert len(_read_lines(tmp_path / "tatoeba.tgl-eng.tgl")) == counts["tl"]["written"]

@@ -12,7 +12,7 @@ import pytest
 from support import ROOT, SHARED
 
 from xlsent.corpus.bitext import CorpusError
-from xlsent.corpus.opus import (
+from xlsent.corpus.readers.opus import (
     Manifest,
     ManifestError,
     archives,
@@ -138,7 +138,7 @@ def test_url_for_a_language_the_corpus_lacks(manifest):
 
 
 def test_archives_skip_corpora_without_the_language(manifest, caplog):
-    with caplog.at_level(logging.INFO, logger="xlsent.corpus.opus"):
+    with caplog.at_level(logging.INFO, logger="xlsent.corpus.readers.opus"):
         found = archives(manifest, "zh", ["Europarl", "OpenSubtitles", "UNPC"])
     assert [(a.corpus, a.version, a.opus_code, a.pair) for a in found] == [
         ("OpenSubtitles", "v2018", "zh_cn", "en-zh_cn"),

@@ -233,8 +233,8 @@ def test_a_per_source_cap_draws_at_most_that_many_pairs_of_each_source(tmp_path:
     """A local directory with two corpora for kk (the embedded demo's CLDR names and Django
     messages, written as Moses files): with a cap of 300, the large CLDR source takes part
     with 300 pairs and the Django source with all it has, and the statistics count each."""
-    from xlsent.corpus import demo, local
     from xlsent.corpus.clean import CleanConfig, clean
+    from xlsent.corpus.readers import demo, local
 
     corpus = tmp_path / "opus"
     corpus.mkdir()

@@ -158,7 +158,7 @@ def test_opus_declares_the_downloads_and_the_job_reads_them(tmp_path: Path) -> N
 
 def test_demo_has_no_inputs_and_the_job_reads_the_training_part() -> None:
     pytest.importorskip("babel", reason="the demo source needs the 'demo' extra")
-    from xlsent.corpus import demo
+    from xlsent.corpus.readers import demo
 
     source = SOURCES["demo"]
     config = {"corpus": {"source": "demo", "demo": {"heldout_fraction": 0.25}}}
@@ -175,7 +175,7 @@ def test_identity_is_what_the_clean_rule_compared_before_the_registry() -> None:
     """The `clean` rule's `identity` param in the form it had (common.smk's source_params):
     Snakemake compares its repr, so an equal one reruns no language's cleaning."""
     pytest.importorskip("babel", reason="the demo source needs the 'demo' extra")
-    from xlsent.corpus import demo
+    from xlsent.corpus.readers import demo
 
     corpus = {
         "opus": {"manifest": "resources/opus.yaml", "corpora": ["Tanzil"], "base_url": None},
@@ -217,7 +217,7 @@ class Tsv(Source):
 
 def test_a_registered_source_is_cleaned_by_xlsent_clean(tmp_path: Path, monkeypatch) -> None:
     pytest.importorskip("babel", reason="the pairs are the demo extra's real translations")
-    from xlsent.corpus import demo
+    from xlsent.corpus.readers import demo
 
     # Real translations (CLDR and Django, English-Kazakh) as a user's tab-separated file.
     pairs = [(en, kk) for _, en, kk in demo.demo_pairs("kk")]

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from support import ROOT, SHARED, demo_config, planned_jobs, snakemake, write_config
 
-from xlsent.corpus import opus
+from xlsent.corpus.readers import opus
 
 pytestmark = pytest.mark.workflow
 

@@ -36,8 +36,8 @@ import pytest
 import torch
 from support import copy_tree, snakemake, snakemake_command, snakemake_env, write_config
 
-from xlsent.corpus import demo
 from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.corpus.readers import demo
 from xlsent.models.tokenizer import train_sentencepiece
 from xlsent.recovery import group_members
 

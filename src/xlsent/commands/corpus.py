@@ -80,7 +80,7 @@ def _add_download_opus(sub: Subparsers) -> None:
 
 
 def download_opus(args: argparse.Namespace) -> None:
-    from xlsent.corpus import opus
+    from xlsent.corpus.readers import opus
 
     manifest = opus.load_manifest(args.manifest)
     if args.base_url:
@@ -149,7 +149,7 @@ def _add_demo_testset(sub: Subparsers) -> None:
 
 
 def demo_testset(args: argparse.Namespace) -> None:
-    from xlsent.corpus import demo
+    from xlsent.corpus.readers import demo
 
     counts = demo.write_heldout(
         args.langs, Path(args.out_dir), args.heldout_fraction, args.max_pairs

@@ -16,7 +16,7 @@ source; what differs is declared by the source, in one class:
   (`xlsent.config.check_paths`), so a missing file is one message naming its key.
 - `stats`: what `clean_stats.json` records of the data's origin beyond the counts.
 
-The readers themselves live beside this package (`xlsent.corpus.opus`, `.local`, `.demo`);
+The readers themselves live beside this package (`xlsent.corpus.readers.opus`, `.local`, `.demo`);
 a source adapts one of them. Its methods import their reader when called: every `xlsent`
 command builds the `clean` parser, and the readers pull in pyarrow and requests.
 

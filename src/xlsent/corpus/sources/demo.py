@@ -1,6 +1,6 @@
 """`corpus.source: demo`: real human translations read offline from installed packages.
 
-The reader is `xlsent.corpus.demo`. No file of the workflow holds the data, so there are no
+The reader is `xlsent.corpus.readers.demo`. No file of the workflow holds the data, so there are no
 inputs: the installed packages' versions (`demo.provenance()`) and the held-out fraction are
 its identity, and a `pip install` of another Babel or Django reruns the cleaning.
 """
@@ -34,7 +34,7 @@ class Demo(Source):
         group.add_argument("--heldout-fraction", type=float, help="corpus.demo.heldout_fraction")
 
     def bitexts(self, lang: str, args: argparse.Namespace) -> list[Bitext]:
-        from xlsent.corpus import demo
+        from xlsent.corpus.readers import demo
 
         require(args, "with --source demo", "heldout_fraction")
         return demo.bitexts(lang, args.heldout_fraction)
@@ -42,7 +42,7 @@ class Demo(Source):
     def identity(self, config: dict) -> dict[str, Any]:
         """The held-out fraction (not `heldout_max_pairs`, which only the test set takes) and
         the installed packages' versions, the data's identity."""
-        from xlsent.corpus import demo
+        from xlsent.corpus.readers import demo
 
         return {
             "demo": config["corpus"]["demo"]["heldout_fraction"],
@@ -51,7 +51,7 @@ class Demo(Source):
 
     def stats(self) -> dict[str, Any]:
         """The packages' versions, so a cleaned corpus says which data it was made from."""
-        from xlsent.corpus import demo
+        from xlsent.corpus.readers import demo
 
         return {"provenance": demo.provenance()}
 

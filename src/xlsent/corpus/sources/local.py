@@ -1,6 +1,6 @@
 """`corpus.source: local`: a directory of Moses files named as OPUS names them.
 
-The reader is `xlsent.corpus.local`; this module declares the files it reads for a language
+The reader is `xlsent.corpus.readers.local`; this module declares the files it reads for a language
 (both sides of each corpus found, or of `corpus.local.corpora`) and checks the directory
 before any job runs.
 """
@@ -26,7 +26,7 @@ class Local(Source):
         self, config: dict, lang: str, *, shipped: Shipped, downloads: str
     ) -> dict[str, str]:
         """Both sides of each corpus, as `{corpus}.en` and `{corpus}.{lang}`."""
-        from xlsent.corpus import local
+        from xlsent.corpus.readers import local
 
         settings = config["corpus"]["local"]
         return {
@@ -46,7 +46,7 @@ class Local(Source):
         group.add_argument("--corpora", nargs="*", help="corpus.local.corpora (default: all)")
 
     def bitexts(self, lang: str, args: argparse.Namespace) -> list[Bitext]:
-        from xlsent.corpus import local
+        from xlsent.corpus.readers import local
 
         return local.discover(args.local_dir, lang, args.corpora)
 
@@ -57,8 +57,8 @@ class Local(Source):
         language it reaches stops it (with a traceback), and a target that needs only other
         languages (`results/align/eflomal/de/_SUCCESS`) plans and runs without ever looking.
         """
-        from xlsent.corpus import local
         from xlsent.corpus.bitext import CorpusError
+        from xlsent.corpus.readers import local
 
         directory, corpora = config["corpus"]["local"]["dir"], config["corpus"]["local"]["corpora"]
         path = Path(directory)
@@ -99,7 +99,7 @@ def _has_files(directory: Path, lang: str, corpora: list[str] | None) -> bool:
     """Whether `directory` holds either side of `lang`'s pair (of `corpora`, if given): a
     language with none is to be added or removed, one with a side missing is `discover`'s
     own message."""
-    from xlsent.corpus import local
+    from xlsent.corpus.readers import local
 
     pair = local.pair_name(lang)
     sides = [f"{pair}.{side}{gz}" for side in ("en", lang) for gz in ("", ".gz")]

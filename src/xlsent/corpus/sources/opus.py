@@ -1,6 +1,6 @@
 """`corpus.source: opus`: the Moses zips of the OPUS corpora that the manifest lists.
 
-The reader is `xlsent.corpus.opus`; this module declares a language's zips (those of
+The reader is `xlsent.corpus.readers.opus`; this module declares a language's zips (those of
 `corpus.opus.corpora` that offer it, as the `opus_download` rule writes them), passes them to
 the clean job by corpus name, and checks the manifest before any job runs.
 """
@@ -28,7 +28,7 @@ class Opus(Source):
     ) -> dict[str, str]:
         """The zip of each corpus that offers `lang`, by corpus name: `opus_download`'s output
         `{downloads}/{corpus}/{lang}.zip`, so planning the clean job plans the downloads."""
-        from xlsent.corpus import opus
+        from xlsent.corpus.readers import opus
 
         settings = config["corpus"]["opus"]
         manifest = opus.load_manifest(shipped(settings["manifest"]))
@@ -49,7 +49,7 @@ class Opus(Source):
         )
 
     def bitexts(self, lang: str, args: argparse.Namespace) -> list[Bitext]:
-        from xlsent.corpus import opus
+        from xlsent.corpus.readers import opus
 
         manifest = opus.load_manifest(args.manifest)
         zips = lang_paths(args.zip)  # CORPUS=PATH
@@ -61,8 +61,8 @@ class Opus(Source):
     def check(self, config: dict, langs: list[str], *, shipped: Shipped) -> None:
         """The OPUS manifest, its corpora and a corpus for every language: what planning the
         downloads reads, one language at a time."""
-        from xlsent.corpus import opus
         from xlsent.corpus.bitext import CorpusError
+        from xlsent.corpus.readers import opus
 
         settings = config["corpus"]["opus"]
         path = Path(shipped(settings["manifest"]))

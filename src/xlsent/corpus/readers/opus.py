@@ -24,7 +24,7 @@ import yaml
 
 from xlsent import languages
 from xlsent.corpus.bitext import Bitext, CorpusError, moses_zip
-from xlsent.corpus.local import pair_name
+from xlsent.corpus.readers.local import pair_name
 from xlsent.download import download
 from xlsent.io import file_error
 
