@@ -130,6 +130,7 @@ def test_a_language_without_local_files_stops_before_any_job(tmp_path):
         (corpus / name).write_text("A sentence of the corpus.\n")
     config = demo_config()
     config["languages"] = ["de", "kk", "te", "ka"]
+    config["evaluate"]["bucc"]["languages"] = ["de", "kk"]  # mined in trained languages
     config["corpus"] = {"source": "local", "local": {"dir": str(corpus)}}
     out = _failed_dry_run(tmp_path, config, "results/align/eflomal/de/_SUCCESS")
     assert (
