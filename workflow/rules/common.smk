@@ -620,7 +620,6 @@ def bucc_files(langs):
     ]
 
 
-
 def bucc_dir(files):
     """The directory that holds BUCC-layout `files` (a rule's input or output): their own
     directory, or the one above their `{lang}-en/` folders, as the tarballs unpack."""
