@@ -122,6 +122,7 @@ def small_config() -> dict:
     )
     config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
     config["evaluate"]["bucc"] = {"languages": []}  # the demo mines languages left out here
+    config["evaluate"]["retrieval"] = {"languages": []}  # and retrieves in them
     return config
 
 
