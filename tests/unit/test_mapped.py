@@ -155,8 +155,10 @@ def test_mapped_settings_refuse_unknown_keys() -> None:
 def test_train_mapped_on_real_pairs(tmp_path) -> None:
     # Real parallel text (CLDR's names via Babel, as the demo uses): numbers, month and day
     # names in English and German; the mapping must put translations near each other.
-    pytest.importorskip("fasttext")
-    babel = pytest.importorskip("babel")
+    pytest.importorskip(
+        "fasttext", reason="the mapped baseline needs the bisent2vec extra (make setup)"
+    )
+    babel = pytest.importorskip("babel", reason="the demo source needs the demo extra (make setup)")
     from xlsent.bisent2vec.mapped import train_mapped
     from xlsent.bisent2vec.model import SentenceModel
     from xlsent.bisent2vec.trainer import Bisent2vecSettings
@@ -268,7 +270,9 @@ def test_mapped_config_errors_name_the_key_and_the_fix(text: str, message: str) 
 def test_without_a_seed_pair_in_the_vocabularies_the_vectors_stay_unmapped(tmp_path) -> None:
     # l10n's jv and sw have a few dozen pairs: no seed pair survives the vocabulary, and the
     # run's other languages must still be evaluated.
-    pytest.importorskip("fasttext")
+    pytest.importorskip(
+        "fasttext", reason="the mapped baseline needs the bisent2vec extra (make setup)"
+    )
     from xlsent.bisent2vec.mapped import train_mapped
     from xlsent.bisent2vec.model import read_vec
     from xlsent.bisent2vec.trainer import Bisent2vecSettings
