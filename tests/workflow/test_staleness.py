@@ -66,6 +66,7 @@ def test_one_runs_training_setting_reruns_that_run_and_the_tables(demo_run, tmp_
     jobs = planned(demo_run, changed)
     assert sorted((rule, w) for rule, w in jobs if w) == [
         ("eval_bucc", {"run": "dap", "seed": "42"}),
+        ("eval_retrieval", {"run": "dap", "seed": "42"}),
         ("eval_tatoeba", {"run": "dap", "seed": "42"}),
         ("train", {"run": "dap", "seed": "42"}),
     ]
