@@ -466,7 +466,7 @@ def test_a_mining_k_no_held_out_split_can_give_is_refused():
             {"languages": ["de", "fr"], "pivot": None},
             {"languages": ["de", "kk"]},
             "config key `evaluate.bucc.languages`: fr not in `languages`, so the corpus stage "
-            "holds out no pairs of them: mine languages of `languages`, or set "
+            "holds out no pairs of them: use languages of `languages`, or set "
             "evaluate.bucc.heldout.from: tatoeba",
         ),
         (
@@ -480,8 +480,8 @@ def test_a_mining_k_no_held_out_split_can_give_is_refused():
             {"languages": ["de", "fr"], "pivot": None, "heldout": {"from": "tatoeba"}},
             {"evaluate": {"tatoeba": {"languages": ["de"]}}},
             "config key `evaluate.bucc.languages`: fr not among the Tatoeba languages "
-            "(evaluate.tatoeba.languages) that the mining set is built from: add them there, "
-            "or leave them out",
+            "(evaluate.tatoeba.languages) whose test pairs the mining set reads: add them "
+            "there, or leave them out",
         ),
         (
             {"languages": ["xx"], "pivot": None},

@@ -450,29 +450,40 @@ def _check_bucc(config: dict) -> None:
             f"`evaluate.bucc.languages` ({', '.join(langs) or 'none'}): the pivot's "
             "threshold is chosen on its own mining split"
         )
-    if not langs or bucc["source"] != "heldout":
-        return
-    if bucc["heldout"]["from"] == "corpus":
+    if langs and bucc["source"] == "heldout":
+        _check_heldout_pairs(
+            config, "mining set", "evaluate.bucc.languages", "evaluate.bucc.heldout.from", langs
+        )
+
+
+def _check_heldout_pairs(config: dict, use: str, key: str, from_key: str, langs: list[str]) -> None:
+    """Held-out pairs of each of `langs` (config key `key`) exist for `use` (mining,
+    retrieval) where `from_key` takes them: the corpus stage's (training languages,
+    `corpus.mining_pairs` above 0) or the Tatoeba set's."""
+    source = config
+    for part in from_key.split("."):
+        source = source[part]
+    if source == "corpus":
         outside = [lang for lang in langs if lang not in languages.resolve(config["languages"])]
         if outside:
             raise ConfigError(
-                f"config key `evaluate.bucc.languages`: {', '.join(outside)} not in "
-                "`languages`, so the corpus stage holds out no pairs of them: mine languages "
-                "of `languages`, or set evaluate.bucc.heldout.from: tatoeba"
+                f"config key `{key}`: {listed(outside)} not in `languages`, so the corpus "
+                f"stage holds out no pairs of them: use languages of `languages`, or set "
+                f"{from_key}: tatoeba"
             )
         if config["corpus"]["mining_pairs"] == 0:
             raise ConfigError(
                 "config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs "
-                "for the mining set that evaluate.bucc.heldout.from: corpus asks for: set it "
-                "(e.g. 2000), or take the pairs from the Tatoeba test set (from: tatoeba)"
+                f"for the {use} that {from_key}: corpus asks for: set it (e.g. 2000), or take "
+                "the pairs from the Tatoeba test set (from: tatoeba)"
             )
         return
-    outside = [lang for lang in langs if lang not in tatoeba_languages(config)]
-    if outside:
+    untested = [lang for lang in langs if lang not in tatoeba_languages(config)]
+    if untested:
         raise ConfigError(
-            f"config key `evaluate.bucc.languages`: {', '.join(outside)} not among the "
-            "Tatoeba languages (evaluate.tatoeba.languages) that the mining set is built "
-            "from: add them there, or leave them out"
+            f"config key `{key}`: {listed(untested)} not among the Tatoeba languages "
+            f"(evaluate.tatoeba.languages) whose test pairs the {use} reads: add them there, "
+            "or leave them out"
         )
 
 
@@ -514,20 +525,7 @@ def _check_retrieval(config: dict) -> None:
             "held-out pairs of the training languages, whose word-vector runs have a model of "
             "each pair: retrieve in languages of `languages`"
         )
-    source = config["evaluate"]["retrieval"]["from"]
-    if source == "corpus" and config["corpus"]["mining_pairs"] == 0:
-        raise ConfigError(
-            f"config key `corpus.mining_pairs` is 0, so the corpus stage holds out no pairs "
-            f"for the retrieval that `{key}` asks for (evaluate.retrieval.from: corpus): set "
-            "it (e.g. 2000), or take the pairs from the Tatoeba test set (from: tatoeba)"
-        )
-    untested = [lang for lang in langs if lang not in tatoeba_languages(config)]
-    if source == "tatoeba" and untested:
-        raise ConfigError(
-            f"config key `{key}`: {listed(untested)} not among the Tatoeba languages "
-            "(evaluate.tatoeba.languages) whose test pairs evaluate.retrieval.from: tatoeba "
-            "reads: add them there, or leave them out"
-        )
+    _check_heldout_pairs(config, "retrieval", key, "evaluate.retrieval.from", langs)
 
 
 def _check_corpus(config: dict) -> None:
