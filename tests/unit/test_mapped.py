@@ -61,14 +61,21 @@ def test_procrustes_refuses_mismatched_sides() -> None:
         procrustes(np.zeros((0, 4)), np.zeros((0, 4)))
 
 
-def test_csls_best_agrees_with_the_bli_retrieval() -> None:
-    # Two implementations of CSLS (the BLI evaluation's, through faiss, and the
-    # refinement's): the same best target for every source.
-    rng = np.random.default_rng(5)
-    src, tgt = unit_rows(rng.normal(size=(60, 6))), unit_rows(rng.normal(size=(80, 6)))
-    best, cosine = csls_best(src, tgt, k=10)
-    assert best.tolist() == retrieve(src, src, tgt, "csls", k=1, csls_k=10)[:, 0].tolist()
-    np.testing.assert_allclose(cosine, (src * tgt[best]).sum(axis=1), rtol=1e-5)
+def test_csls_best_demotes_a_hub() -> None:
+    """Worked example (k=1): sources at 0° and 20°, targets at 18° (a hub near both) and
+    -20°. Both sources' nearest target is the hub. CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y),
+    r_T(0°) the same for both targets; r_S(hub) = cos 2° (the 20° source), r_S(-20°) =
+    cos 20°: for the 0° source, 2 cos 18° - cos 2° = 0.903 < 2 cos 20° - cos 20° = 0.940."""
+    src = np.array([_at(0), _at(20)])
+    tgt = np.array([_at(18), _at(-20)])
+    assert (src @ tgt.T).argmax(axis=1).tolist() == [0, 0]
+    best, cosine = csls_best(src, tgt, k=1)
+    assert best.tolist() == [1, 0]
+    np.testing.assert_allclose(cosine, [np.cos(np.radians(20)), np.cos(np.radians(2))], rtol=1e-6)
+
+
+def _at(degrees: float) -> np.ndarray:
+    return np.array([np.cos(np.radians(degrees)), np.sin(np.radians(degrees))])
 
 
 def test_mutual_nearest_neighbours_are_mutual() -> None:

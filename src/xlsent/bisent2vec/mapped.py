@@ -53,6 +53,7 @@ from xlsent.bisent2vec.trainer import (
     checked_settings,
     vectors_file,
 )
+from xlsent.evaluate.bli import retrieve
 from xlsent.io import atomic_path, write_json
 
 log = logging.getLogger(__name__)
@@ -112,34 +113,11 @@ def procrustes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (u @ vt).astype(np.float32)
 
 
-def _mean_topk(queries: np.ndarray, keys: np.ndarray, k: int, batch: int = 4096) -> np.ndarray:
-    """CSLS's r: each (unit) query's mean cosine to its k nearest (unit) keys."""
-    k = min(k, len(keys))
-    out = np.empty(len(queries), dtype=np.float32)
-    for start in range(0, len(queries), batch):
-        scores = queries[start : start + batch] @ keys.T
-        out[start : start + batch] = -np.partition(-scores, k - 1, axis=1)[:, :k].mean(axis=1)
-    return out
-
-
-def csls_best(
-    src: np.ndarray, tgt: np.ndarray, k: int = 10, batch: int = 4096
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each (unit) source row's best target row under CSLS, and that pair's cosine.
-
-    CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y) (MUSE eq. 6), r_T(x) the mean cosine of x's k
-    nearest targets, r_S(y) that of y's k nearest sources.
-    """
-    r_src = _mean_topk(src, tgt, k, batch)
-    r_tgt = _mean_topk(tgt, src, k, batch)
-    best = np.empty(len(src), dtype=np.int64)
-    cosine = np.empty(len(src), dtype=np.float32)
-    for start in range(0, len(src), batch):
-        cos = src[start : start + batch] @ tgt.T
-        scores = 2 * cos - r_src[start : start + batch, None] - r_tgt[None, :]
-        best[start : start + batch] = scores.argmax(axis=1)
-        cosine[start : start + batch] = cos[np.arange(len(cos)), best[start : start + batch]]
-    return best, cosine
+def csls_best(src: np.ndarray, tgt: np.ndarray, k: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Each (unit) source row's best target row under CSLS (MUSE eq. 6, the BLI evaluation's
+    `retrieve`, with r_S taken over `src`), and that pair's cosine."""
+    best = retrieve(src, src, tgt, "csls", k=1, csls_k=k)[:, 0]
+    return best, np.einsum("ij,ij->i", src, tgt[best])
 
 
 def mutual_csls_pairs(src: np.ndarray, tgt: np.ndarray, k: int = 10) -> list[tuple[int, int]]:
