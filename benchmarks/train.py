@@ -341,7 +341,8 @@ def demo_data(
     from xlsent.corpus.sample import SampleConfig, sample
     from xlsent.io import write_json
     from xlsent.models.tokenizer import train_sentencepiece
-    from xlsent.tokenize import subwords, word_spans, words
+    from xlsent.tokenize import subwords, words
+    from xlsent.train.word_spans import word_spans
 
     splits = {}
     for lang in langs:

@@ -1,6 +1,7 @@
 """Command-line arguments as the workflow's rules pass them, shared by the subcommands
 (`xlsent.commands`) and the corpus sources that read their own flags
-(`xlsent.corpus.sources`): a flag required only in some uses, and per-language paths."""
+(`xlsent.corpus.sources`): a flag required only in some uses, per-language paths, and a
+model's text prefixes."""
 
 from __future__ import annotations
 
@@ -38,3 +39,15 @@ def lang_paths(items: list[str]) -> dict[str, Path]:
             raise SystemExit(f"expected KEY=PATH, got {item!r}")
         out[key] = Path(path)
     return out
+
+
+def add_prefix(p: argparse.ArgumentParser) -> None:
+    """The model's text prefix of each side (`models.*.prefix`), put before every sentence
+    (by subwords and by word-spans alike: the same ids)."""
+    p.add_argument("--en-prefix", required=True, help="before every English sentence ('': none)")
+    p.add_argument("--xx-prefix", required=True, help="before every other-language sentence")
+
+
+def parsed_prefix(args: argparse.Namespace) -> dict[str, str]:
+    """The prefixes of `add_prefix`, per side."""
+    return {"en": args.en_prefix, "xx": args.xx_prefix}

@@ -140,7 +140,7 @@ def test_selected_pairs_are_the_first_drawn_that_the_tokenize_stage_gives_subwor
 
 def test_word_vectors_are_those_wtr_trains(small_word_spans, small_corpus, models):
     """A figure's word vector is WTR's: the training collate's pooling of the last layer over
-    the tokenize stage's subword span (`xlsent.train.objectives.word_vectors`)."""
+    the word spans' subword span (`xlsent.train.objectives.word_vectors`)."""
     aligned = fig.read_alignment(_manifest(small_word_spans["kk"]))
     encoder = fig.Encoder.load(models["wacse"], MAX_LENGTH)
     chosen = fig.select_word_pairs(

@@ -1,4 +1,5 @@
-"""Word → subword spans (tokenize stage) and their loading for the word-level objectives."""
+"""Word → subword spans (`xlsent.train.word_spans`) and their loading for the word-level
+objectives."""
 
 import json
 
@@ -7,8 +8,9 @@ import pyarrow.parquet as pq
 from transformers import AutoTokenizer
 
 from xlsent.align.shards import iter_shards
-from xlsent.tokenize import subword_spans, subwords, text_spans, word_offsets, word_spans
+from xlsent.tokenize import subwords, word_offsets
 from xlsent.train.data import load_pairs, load_word_aligned
+from xlsent.train.word_spans import subword_spans, text_spans, word_spans
 
 
 def test_a_subword_belongs_to_the_word_holding_its_first_character():

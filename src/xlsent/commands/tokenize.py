@@ -1,22 +1,20 @@
-"""Tokenize stage: spaCy words, the encoder's tokenizer and subwords, WACSE's word spans."""
+"""Tokenize stage: spaCy words, the encoder's tokenizer and subwords."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from xlsent.arguments import add_prefix, parsed_prefix
 from xlsent.commands import Subparsers, lang_paths, log, require
-from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add words, fetch-model, tokenizer, subwords and word-spans."""
+    """Add words, fetch-model, tokenizer and subwords."""
     _add_words(sub)
     _add_fetch_model(sub)
     _add_tokenizer(sub)
     _add_subwords(sub)
-    _add_word_spans(sub)
 
 
 def _add_words(sub: Subparsers) -> None:
@@ -81,56 +79,13 @@ def _add_subwords(sub: Subparsers) -> None:
     p = sub.add_parser("subwords", help="encode one corpus split with a tokenizer")
     p.add_argument("--corpus", required=True)
     p.add_argument("--tokenizer", required=True)
-    _add_prefix(p)
+    add_prefix(p)
     p.add_argument("--out", required=True)
     p.set_defaults(handler=subwords)
-
-
-def _add_prefix(p: argparse.ArgumentParser) -> None:
-    """The model's text prefix of each side (`models.*.prefix`), put before every sentence."""
-    p.add_argument("--en-prefix", required=True, help="before every English sentence ('': none)")
-    p.add_argument("--xx-prefix", required=True, help="before every other-language sentence")
-
-
-def _prefix(args: argparse.Namespace) -> dict[str, str]:
-    return {"en": args.en_prefix, "xx": args.xx_prefix}
 
 
 def subwords(args: argparse.Namespace) -> None:
     from xlsent.tokenize import subwords as encode
 
-    stats = encode(args.corpus, args.tokenizer, args.out, _prefix(args))
+    stats = encode(args.corpus, args.tokenizer, args.out, parsed_prefix(args))
     log.info("%s", json.dumps(stats))
-
-
-def _add_word_spans(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "word-spans", help="subword span of every word and the links of a language's pairs"
-    )
-    p.add_argument("--corpus", required=True, help="the language's train.parquet")
-    p.add_argument("--manifest", required=True, help="its alignment manifest (_SUCCESS)")
-    p.add_argument("--tokenizer", required=True)
-    _add_prefix(p)
-    p.add_argument("--out", required=True)
-    p.add_argument("--stats", required=True)
-    p.set_defaults(handler=word_spans)
-
-
-def word_spans(args: argparse.Namespace) -> None:
-    from xlsent.align.shards import iter_shards
-    from xlsent.tokenize import word_spans as spans
-
-    stats = spans(
-        args.corpus, iter_shards(Path(args.manifest)), args.tokenizer, args.out, _prefix(args)
-    )
-    write_json(args.stats, stats)
-    log.info(
-        "%d pairs, %d links; dropped %d links whose words have no subword of their own "
-        "(%d of %d words) or were not found in the text (%d pairs)",
-        stats["pairs"],
-        stats["links"] - stats["links_dropped"],
-        stats["links_dropped"],
-        stats["words_without_subword"],
-        stats["words"],
-        stats["words_not_in_text"],
-    )

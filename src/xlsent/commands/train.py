@@ -1,5 +1,6 @@
-"""Train stage: one encoder run at one seed (also under torchrun, one process per GPU), or
-one dual-pivot head over a frozen encoder."""
+"""Train stage: WACSE's word spans of a language (what its word-level batches read), one
+encoder run at one seed (also under torchrun, one process per GPU), or one dual-pivot head
+over a frozen encoder."""
 
 from __future__ import annotations
 
@@ -9,13 +10,49 @@ import os
 from contextlib import nullcontext
 from pathlib import Path
 
+from xlsent.arguments import add_prefix, parsed_prefix
 from xlsent.commands import Subparsers, lang_paths, log
 
 
 def register(sub: Subparsers) -> None:
-    """Add train and train-dualpivot."""
+    """Add word-spans, train and train-dualpivot."""
+    _add_word_spans(sub)
     _add_train(sub)
     _add_train_dualpivot(sub)
+
+
+def _add_word_spans(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "word-spans", help="subword span of every word and the links of a language's pairs"
+    )
+    p.add_argument("--corpus", required=True, help="the language's train.parquet")
+    p.add_argument("--manifest", required=True, help="its alignment manifest (_SUCCESS)")
+    p.add_argument("--tokenizer", required=True)
+    add_prefix(p)
+    p.add_argument("--out", required=True)
+    p.add_argument("--stats", required=True)
+    p.set_defaults(handler=word_spans)
+
+
+def word_spans(args: argparse.Namespace) -> None:
+    from xlsent.align.shards import iter_shards
+    from xlsent.io import write_json
+    from xlsent.train.word_spans import word_spans as spans
+
+    stats = spans(
+        args.corpus, iter_shards(Path(args.manifest)), args.tokenizer, args.out, parsed_prefix(args)
+    )
+    write_json(args.stats, stats)
+    log.info(
+        "%d pairs, %d links; dropped %d links whose words have no subword of their own "
+        "(%d of %d words) or were not found in the text (%d pairs)",
+        stats["pairs"],
+        stats["links"] - stats["links_dropped"],
+        stats["links_dropped"],
+        stats["words_without_subword"],
+        stats["words"],
+        stats["words_not_in_text"],
+    )
 
 
 def _add_train(sub: Subparsers) -> None:

@@ -39,8 +39,9 @@ from xlsent.evaluate.tatoeba import read_pairs
 from xlsent.io import write_json
 from xlsent.models.sentence import Prefix, SentenceSettings, prefix_of
 from xlsent.plots import pyplot, save_png
-from xlsent.tokenize import prefixed, text_spans
+from xlsent.tokenize import prefixed
 from xlsent.train.collate import collate
+from xlsent.train.word_spans import text_spans
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ class Encoder:
     ) -> np.ndarray:
         """The [start, end) subword positions (no special tokens counted, the prefix's
         subwords counted) of word `index[i]` of sentence i in `lang`, as the tokenize stage's
-        word spans (`xlsent.tokenize.word_spans`) find them; (0, 0) where the word has no
+        word spans (`xlsent.train.word_spans`) find them; (0, 0) where the word has no
         subword of its own."""
         before = prefix_of(self.prefix, lang)
         offsets = self._offsets(texts, before)

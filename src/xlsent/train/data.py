@@ -6,9 +6,9 @@ data (its in-batch negatives come from several languages). Ids are truncated onc
 time to the run's length limit; padding happens per micro-batch, to the longest sequence in
 it rather than to the limit (`xlsent.train.collate`).
 
-The word-level objectives (WACSE) read the tokenize stage's word spans instead: the same ids
-plus, per pair, each word's subword span and the alignment links. Truncation drops the words
-it cuts (and their links) once, at load time; a micro-batch then only slices arrays.
+The word-level objectives (WACSE) read the word spans (`xlsent.train.word_spans`) instead:
+the same ids plus, per pair, each word's subword span and the alignment links. Truncation drops
+the words it cuts (and their links) once, at load time; a micro-batch then only slices arrays.
 
 Masked language modelling reads the same files as monolingual text (`Monolingual`): each
 language's side on its own and English once, drawn language by language with XLM-R's
@@ -91,7 +91,7 @@ class WordAligned:
 def load_word_aligned(
     paths: dict[str, Path], max_length: int
 ) -> tuple[Pairs, WordAligned, dict[str, dict[str, int]]]:
-    """Read the word-span files of each language (`xlsent.tokenize.word_spans`): the pairs,
+    """Read the word-span files of each language (`xlsent.train.word_spans`): the pairs,
     their words and links, and per language the links kept and dropped by truncation."""
     limit = max_length - 2
     xx, en, lang, spans, links, stats = [], [], [], {}, [], {}

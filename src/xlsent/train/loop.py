@@ -147,7 +147,7 @@ class Trainer:
         checkpoint_dir: Path,
     ):
         """`train_paths`: per language, the subword files, or for `wacse` the word-span files
-        (`xlsent.tokenize.word_spans`); `dev_paths`: the dev subword files; `checkpoint_dir`:
+        (`xlsent.train.word_spans`); `dev_paths`: the dev subword files; `checkpoint_dir`:
         where the run's checkpoints and best weights are kept (`Checkpoints`).
 
         The steps run in this order: what the seed draws (the model's initialisation, then
