@@ -356,11 +356,9 @@ def _clean(path: Path, n: int) -> None:
 def test_no_mining_pairs_leave_train_and_dev_byte_for_byte_the_same(tmp_path):
     clean = tmp_path / "clean.parquet"
     _clean(clean, 1000)
-    cfg = SampleConfig(max_pairs=600, dev_pairs=50)
+    cfg = SampleConfig(max_pairs=600, dev_pairs=50, mining_pairs=0)
     before = sample(clean, "kk", tmp_path / "a.train", tmp_path / "a.dev", cfg)
-    after = sample(
-        clean, "kk", tmp_path / "b.train", tmp_path / "b.dev", cfg, tmp_path / "b.mine", 0
-    )
+    after = sample(clean, "kk", tmp_path / "b.train", tmp_path / "b.dev", cfg, tmp_path / "b.mine")
     for split in ("train", "dev"):
         assert (tmp_path / f"a.{split}").read_bytes() == (tmp_path / f"b.{split}").read_bytes()
     assert pl.read_parquet(tmp_path / "b.mine").height == 0
@@ -370,9 +368,9 @@ def test_no_mining_pairs_leave_train_and_dev_byte_for_byte_the_same(tmp_path):
 def test_mining_pairs_are_held_out_before_train_and_dev(tmp_path):
     clean = tmp_path / "clean.parquet"
     _clean(clean, 1000)
-    cfg = SampleConfig(max_pairs=1_000_000, dev_pairs=50, dev_fraction=0.1)
+    cfg = SampleConfig(max_pairs=1_000_000, dev_pairs=50, dev_fraction=0.1, mining_pairs=80)
     paths = {split: tmp_path / f"{split}.parquet" for split in ("train", "dev", "mining")}
-    stats = sample(clean, "kk", paths["train"], paths["dev"], cfg, paths["mining"], 80)
+    stats = sample(clean, "kk", paths["train"], paths["dev"], cfg, paths["mining"])
     ids = {split: set(pl.read_parquet(path)["id"]) for split, path in paths.items()}
     # 80 held out; dev: min(10% of the 920 left, 50) = 50; train: the other 870.
     assert {split: len(found) for split, found in ids.items()} == {
@@ -392,10 +390,8 @@ def test_mining_pairs_are_held_out_before_train_and_dev(tmp_path):
     # At most dev_fraction of the pool: a small language keeps its training pairs.
     small = tmp_path / "small.parquet"
     _clean(small, 100)
-    small_cfg = SampleConfig(dev_pairs=50, min_train_pairs=10, min_dev_pairs=5)
-    few = sample(
-        small, "kk", tmp_path / "s.tr", tmp_path / "s.dev", small_cfg, tmp_path / "s.m", 80
-    )
+    small_cfg = SampleConfig(dev_pairs=50, min_train_pairs=10, min_dev_pairs=5, mining_pairs=80)
+    few = sample(small, "kk", tmp_path / "s.tr", tmp_path / "s.dev", small_cfg, tmp_path / "s.m")
     assert few["mining"] == 10
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import json
 import os
 import resource
 import shutil
@@ -116,10 +117,23 @@ def clean_kk(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _sample_args(clean_path: Path, out: Path) -> list[str | Path]:
+    settings = {
+        "max_pairs": 100000,
+        "dev_pairs": 100,
+        "dev_fraction": 0.1,
+        "seed": 0,
+        "min_train_pairs": 500,
+        "min_dev_pairs": 50,
+        "min_pairs_action": "error",
+        "per_source_cap": None,
+        "mining_pairs": 0,
+    }
     return [
         "sample",
         "--lang",
         "kk",
+        "--settings",
+        json.dumps(settings),
         "--clean",
         clean_path,
         "--train",
@@ -128,24 +142,6 @@ def _sample_args(clean_path: Path, out: Path) -> list[str | Path]:
         out / "dev.parquet",
         "--stats",
         out / "stats.json",
-        "--max-pairs",
-        "100000",
-        "--dev-pairs",
-        "100",
-        "--dev-fraction",
-        "0.1",
-        "--seed",
-        "0",
-        "--min-train-pairs",
-        "500",
-        "--min-dev-pairs",
-        "50",
-        "--min-pairs-action",
-        "error",
-        "--per-source-cap",
-        "none",
-        "--mining-pairs",
-        "0",
         "--mining",
         out / "mining.parquet",
     ]

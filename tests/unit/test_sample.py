@@ -6,7 +6,6 @@ import gzip
 import logging
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -205,9 +204,7 @@ def test_sampling_memory_is_bounded_by_a_batch_not_by_the_corpus(tmp_path: Path)
             sides.append(f.read().removesuffix("\n").split("\n"))
     base = pl.DataFrame({"en": sides[0], "xx": sides[1]})
     clean = tmp_path / "clean.parquet"
-    started = time.monotonic()
     text = _clean_file(clean, 8_000_000, base)  # about 0.9 GiB of text
-    assert time.monotonic() - started < 30, "building the corpus is the slow part; keep it short"
 
     baseline = _peak_rss("import xlsent.corpus.sample")  # interpreter, numpy, polars, pyarrow
     peak = _peak_rss(

@@ -1,10 +1,13 @@
 """Every setting has one home, the config schema: the dataclasses that carry settings into
 the programs have exactly the schema's keys, less what their program does not take
-(`xlsent.config.NOT_PROGRAM_SETTINGS`), and the schema's defaults."""
+(`xlsent.config.NOT_PROGRAM_SETTINGS`), and the schema's defaults; config.yaml holds only
+what differs from those defaults; a command's `--settings` names a key it does not know."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import logging
 
 import pytest
 import yaml
@@ -12,6 +15,7 @@ from support import ROOT
 
 from xlsent.bisent2vec.mapped import MappedSettings
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
+from xlsent.cli import main
 from xlsent.config import NOT_PROGRAM_SETTINGS, program_settings
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
@@ -58,21 +62,10 @@ CASES = {
         _defaults(SCHEMA["corpus"]["properties"]["clean"]["properties"]),
         {"batch_size": "rows per batch in memory, not a result setting"},
     ),
+    # The sample job's settings object (`xlsent sample --settings`).
     "corpus (sampling)": (
         SampleConfig,
-        {
-            key: SCHEMA["corpus"]["properties"][key]["default"]
-            for key in (
-                "max_pairs",
-                "dev_pairs",
-                "dev_fraction",
-                "seed",
-                "min_train_pairs",
-                "min_dev_pairs",
-                "min_pairs_action",
-                "per_source_cap",
-            )
-        },
+        program_settings("corpus", _defaults(SCHEMA["corpus"]["properties"])),
         {"batch_size": "rows per batch in memory, not a result setting"},
     ),
 }
@@ -98,3 +91,53 @@ def test_a_scratch_encoders_shape_keys_are_the_schemas():
     scratch = model["then"]["properties"]
     shape = {key for key in scratch if key not in ("vocab_size", "tokenizer_sentences")}
     assert shape == set(SHAPE_KEYS)
+
+
+def _restated(node: dict, schema: dict, path: str) -> list[str]:
+    """The keys under `node` whose value is their schema default, as `a.b.c = value`."""
+    found = []
+    for key, value in node.items():
+        prop = schema["properties"][key]
+        where = f"{path}{key}"
+        if "default" in prop and value == prop["default"]:
+            found.append(f"{where} = {value!r}")
+        elif isinstance(value, dict) and "properties" in prop:
+            found.extend(_restated(value, prop, f"{where}."))
+    return found
+
+
+# Keys config.yaml may set to their schema default, each with its reason. None so far: a
+# default's paper citation goes in the schema's description.
+PINNED: dict[str, str] = {}
+
+
+def test_the_paper_config_restates_no_default():
+    """config.yaml holds what the paper setup changes, each with its reason; a restated
+    default would hide which keys those are. A run's override of a block's setting is
+    checked against the config's block (a run setting it to the block's value restates it)."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    restated = _restated(
+        {k: v for k, v in config.items() if k not in ("runs", "models")}, {"properties": SCHEMA}, ""
+    )
+    for run, spec in config["runs"].items():
+        for block in ("train", "dualpivot", "bisent2vec", "mapped"):
+            for key, value in spec.get(block, {}).items():
+                default = SCHEMA[block]["properties"][key]["default"]
+                if value == config.get(block, {}).get(key, default):
+                    restated.append(f"runs.{run}.{block}.{key} = {value!r}")
+    assert [key for key in restated if key.partition(" =")[0] not in PINNED] == []
+
+
+def test_sample_names_an_unknown_setting(tmp_path, caplog):
+    settings = program_settings("corpus", _defaults(SCHEMA["corpus"]["properties"]))
+    paths = {flag: str(tmp_path / flag) for flag in ("clean", "train", "dev", "stats", "mining")}
+    argv = [
+        "sample",
+        "--lang",
+        "kk",
+        *(x for flag, path in paths.items() for x in (f"--{flag}", path)),
+    ]
+    with caplog.at_level(logging.ERROR), pytest.raises(SystemExit) as stopped:
+        main([*argv, "--settings", json.dumps({**settings, "max_pair": 10})])
+    assert stopped.value.code == 2
+    assert "unknown corpus setting 'max_pair' (did you mean 'max_pairs'?)" in caplog.text

@@ -90,24 +90,12 @@ checkpoint sample:
         mem_mb=lambda w, attempt: 4000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
     params:
-        max_pairs=CORPUS["max_pairs"],
-        dev_pairs=CORPUS["dev_pairs"],
-        dev_fraction=CORPUS["dev_fraction"],
-        seed=CORPUS["seed"],
-        min_train_pairs=CORPUS["min_train_pairs"],
-        min_dev_pairs=CORPUS["min_dev_pairs"],
-        min_pairs_action=CORPUS["min_pairs_action"],
-        per_source_cap=CORPUS["per_source_cap"],
-        mining_pairs=CORPUS["mining_pairs"],
+        # The corpus block less the sources and the cleaning (xlsent.config.NOT_PROGRAM_SETTINGS).
+        settings=as_json(program_settings("corpus", CORPUS)),
     shell:
-        "xlsent sample --lang {wildcards.lang} --clean {input} --train {output.train}"
-        " --dev {output.dev} --stats {output.stats} --max-pairs {params.max_pairs}"
-        " --dev-pairs {params.dev_pairs} --dev-fraction {params.dev_fraction}"
-        " --seed {params.seed} --min-train-pairs {params.min_train_pairs}"
-        " --min-dev-pairs {params.min_dev_pairs}"
-        " --min-pairs-action {params.min_pairs_action}"
-        " --per-source-cap {params.per_source_cap} --mining-pairs {params.mining_pairs}"
-        " --mining {output.mining} 2> {log}"
+        "xlsent sample --lang {wildcards.lang} --settings {params.settings:q}"
+        " --clean {input} --train {output.train} --dev {output.dev}"
+        " --stats {output.stats} --mining {output.mining} 2> {log}"
 
 
 rule demo_testset:

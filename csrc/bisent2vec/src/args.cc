@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 #include "dictionary.h"
@@ -34,32 +35,38 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
 
+// The training settings' flags, every one required: no defaults beside the config schema's.
+const char* const kSettingFlags[] = {
+    "-dim",      "-lr",    "-neg", "-minCount", "-maxVocabSize", "-wordNgrams", "-bucket",
+    "-dropoutK", "-epoch", "-t",   "-thread",   "-seed",         "-lrUpdateRate"};
+
 }  // namespace
 
 std::string train_usage() {
   const Args d;
   std::ostringstream out;
-  out << "usage: bisent2vec train -input FILE -output PREFIX -lang1 CODE -lang2 CODE [options]\n"
+  out << "usage: bisent2vec train -input FILE -output PREFIX -lang1 CODE -lang2 CODE SETTINGS\n"
       << "\n"
       << "FILE holds one sentence pair per line: lang1 tokens, a tab, lang2 tokens.\n"
       << "Writes PREFIX.bin (model), PREFIX.CODE.vec (one per language), PREFIX.ngrams.bin\n"
       << "(with -wordNgrams > 1) and PREFIX.json (statistics).\n"
       << "\n"
-      << "  -dim N            vector size [" << d.dim << "]\n"
-      << "  -lr X             initial learning rate, decaying linearly to 0 [" << d.lr << "]\n"
-      << "  -neg N            negatives per update [" << d.neg << "]\n"
-      << "  -minCount N       minimal count of a word (per language) [" << d.min_count << "]\n"
-      << "  -maxVocabSize N   keep only the N most frequent words, 0: all [" << d.max_vocab_size
-      << "]\n"
-      << "  -wordNgrams N     longest word n-gram [" << d.word_ngrams << "]\n"
-      << "  -bucket N         hash buckets of the n-grams [" << d.bucket << "]\n"
-      << "  -dropoutK N       tokens whose n-grams are dropped per context [" << d.dropout_k
-      << "]\n"
-      << "  -epoch N          passes over the data [" << d.epoch << "]\n"
-      << "  -t X              subsampling threshold [" << d.t << "]\n"
-      << "  -thread N         Hogwild threads [" << d.threads << "]\n"
-      << "  -seed N           random seed [" << d.seed << "]\n"
-      << "  -lrUpdateRate N   tokens between learning-rate updates [" << d.lr_update_rate << "]\n"
+      << "SETTINGS, every one required (xlsent passes its config's `bisent2vec` block):\n"
+      << "  -dim N            vector size\n"
+      << "  -lr X             initial learning rate, decaying linearly to 0\n"
+      << "  -neg N            negatives per update\n"
+      << "  -minCount N       minimal count of a word (per language)\n"
+      << "  -maxVocabSize N   keep only the N most frequent words, 0: all\n"
+      << "  -wordNgrams N     longest word n-gram\n"
+      << "  -bucket N         hash buckets of the n-grams\n"
+      << "  -dropoutK N       tokens whose n-grams are dropped per context\n"
+      << "  -epoch N          passes over the data\n"
+      << "  -t X              subsampling threshold\n"
+      << "  -thread N         Hogwild threads\n"
+      << "  -seed N           random seed\n"
+      << "  -lrUpdateRate N   tokens between learning-rate updates\n"
+      << "\n"
+      << "Options:\n"
       << "  -resume FILE.bin  continue from a model: its vocabulary, vectors and shape\n"
       << "  -verbose N        0 errors, 1 summary, 2 progress [" << d.verbose << "]\n";
   return out.str();
@@ -67,10 +74,12 @@ std::string train_usage() {
 
 Args parse_train_args(int argc, char** argv, int first) {
   Args a;
+  std::set<std::string> given;
   for (int i = first; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) throw InputError(flag + " needs a value\n\n" + train_usage());
     const std::string v = argv[i + 1];
+    given.insert(flag);
     if (flag == "-input") a.input = v;
     else if (flag == "-output") a.output = v;
     else if (flag == "-resume") a.resume = v;
@@ -93,6 +102,11 @@ Args parse_train_args(int argc, char** argv, int first) {
     else if (flag == "-negTableSize") a.negative_table_size = parse_int(flag, v);
     else throw InputError("unknown option " + flag + "\n\n" + train_usage());
   }
+  std::string missing;
+  for (const char* flag : kSettingFlags) {
+    if (given.count(flag) == 0) missing += (missing.empty() ? "" : " ") + std::string(flag);
+  }
+  require(missing.empty(), "missing setting(s): " + missing + "\n\n" + train_usage());
   validate(a);
   return a;
 }

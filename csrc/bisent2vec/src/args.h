@@ -1,4 +1,8 @@
-// Command-line settings of `bisent2vec train`, with the reference trainer's defaults.
+// Command-line settings of `bisent2vec train`. The command line requires every training
+// setting: their one set of defaults is the xlsent config schema's
+// (workflow/schemas/config.schema.yaml, `bisent2vec`), which `xlsent bisent2vec-train`
+// passes in full. The values below serve code that builds an Args itself (a loaded model's,
+// the unit tests').
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,7 @@ struct Args {
 };
 
 // Parses `-name value` pairs (argv[first..argc)); throws InputError on an unknown flag, a
-// missing or malformed value, or an invalid setting.
+// missing setting, a missing or malformed value, or an invalid setting.
 Args parse_train_args(int argc, char** argv, int first);
 void validate(const Args& args);
 std::string train_usage();

@@ -467,19 +467,36 @@ void test_model_roundtrip() {
 }
 
 void test_args() {
-  const char* argv[] = {"bisent2vec", "train", "-input", "x", "-output", "y", "-lang1", "en",
-                        "-lang2", "de", "-dim", "300", "-wordNgrams", "2"};
-  Args a = parse_train_args(14, const_cast<char**>(argv), 2);
+  // Every training setting is required: the one set of defaults is the config schema's.
+  std::vector<std::string> words = {"bisent2vec", "train", "-input", "x", "-output", "y",
+                                    "-lang1", "en", "-lang2", "de"};
+  const std::vector<std::string> settings = {
+      "-dim", "300", "-lr", "0.2", "-neg", "10", "-minCount", "8", "-maxVocabSize", "750000",
+      "-wordNgrams", "2", "-bucket", "2000000", "-dropoutK", "4", "-epoch", "5", "-t", "5e-6",
+      "-thread", "1", "-seed", "42", "-lrUpdateRate", "100"};
+  const auto parse = [](std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (auto& word : args) argv.push_back(word.data());
+    return parse_train_args(static_cast<int>(argv.size()), argv.data(), 2);
+  };
+  std::vector<std::string> full = words;
+  full.insert(full.end(), settings.begin(), settings.end());
+  Args a = parse(full);
   CHECK(a.dim == 300 && a.word_ngrams == 2 && a.ngram_rows() == 2000000);
-  CHECK(a.lr == 0.05 && a.neg == 10 && a.min_count == 5 && a.dropout_k == 2 && a.epoch == 5);
-  CHECK(a.t == 1e-4);
+  CHECK(a.lr == 0.2 && a.neg == 10 && a.min_count == 8 && a.dropout_k == 4 && a.epoch == 5);
+  CHECK(a.t == 5e-6 && a.max_vocab_size == 750000 && a.seed == 42 && a.lr_update_rate == 100);
+  std::vector<std::string> without_lr = words;
+  for (size_t i = 0; i < settings.size(); i += 2) {
+    if (settings[i] != "-lr") without_lr.insert(without_lr.end(), {settings[i], settings[i + 1]});
+  }
+  check_throws([&] { parse(without_lr); }, "missing setting(s): -lr\n", __LINE__);
+  check_throws([&] { parse(words); }, "missing setting(s): -dim -lr -neg", __LINE__);
   const char* bad[] = {"bisent2vec", "train", "-dim", "many"};
   check_throws([&] { parse_train_args(4, const_cast<char**>(bad), 2); },
                "-dim expects an integer, got 'many'", __LINE__);
-  const char* same[] = {"bisent2vec", "train", "-input", "x", "-output", "y", "-lang1", "en",
-                        "-lang2", "en"};
-  check_throws([&] { parse_train_args(10, const_cast<char**>(same), 2); }, "two languages",
-               __LINE__);
+  std::vector<std::string> same = full;
+  same[9] = "en";  // -lang2 en
+  check_throws([&] { parse(same); }, "two languages", __LINE__);
   const char* unknown[] = {"bisent2vec", "train", "-epochs", "3"};
   check_throws([&] { parse_train_args(4, const_cast<char**>(unknown), 2); },
                "unknown option -epochs", __LINE__);

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import difflib
 import logging
 import os
 import subprocess
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from xlsent.bisent2vec import Bisent2vecError
+from xlsent.config.runs import settings_object
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, read_json, write_json
 
@@ -44,10 +44,12 @@ def vectors_file(lang: str) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Bisent2vecSettings:
-    """The trainer's settings; defaults are the reference trainer's (the paper ran dim 300).
+    """The trainer's settings: all but `lowercase` (the pairs writer's) are the binary's
+    required flags (`flags`; it has no defaults of its own).
 
-    The workflow's config schema validates them (ranges included) and holds their defaults;
-    tests/unit/test_settings.py checks that these defaults are the schema's.
+    The workflow's config schema validates them (ranges included) and holds their defaults
+    (the reference trainer's; the paper ran dim 300); tests/unit/test_settings.py checks that
+    these defaults are the schema's.
 
     `word_ngrams` 1 trains unigrams only, 2 adds bigrams (the paper's "uni." and "uni. + bi.");
     `bucket` hash rows hold the n-grams (none are allocated for unigrams only);
@@ -87,17 +89,9 @@ class Bisent2vecSettings:
 
 
 def checked_settings(cls: type[T], values: dict[str, Any], block: str) -> T:
-    """`cls` (a settings dataclass) from `values`; a key it lacks fails, naming the closest
-    one (`block`: the settings' name in the message)."""
-    known = {f.name for f in dataclasses.fields(cls)}
-    for key in values:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise Bisent2vecError(
-                f"unknown {block} setting {key!r}{hint}; known: {', '.join(sorted(known))}"
-            )
-    return cls(**values)
+    """`cls` (a settings dataclass) from `values`, as every command builds its settings
+    (`xlsent.config.runs.settings_object`), failing as this stage's error."""
+    return settings_object(cls, values, block, Bisent2vecError)
 
 
 def run_logged(args: list[str], what: str) -> dict[str, Any]:

@@ -92,50 +92,27 @@ def download_opus(args: argparse.Namespace) -> None:
 def _add_sample(sub: Subparsers) -> None:
     p = sub.add_parser("sample", help="sample the train/dev splits of one language")
     p.add_argument("--lang", required=True)
+    p.add_argument(
+        "--settings",
+        required=True,
+        help="JSON of the corpus block's sampling settings (max_pairs, dev_pairs, ..., "
+        "mining_pairs)",
+    )
     p.add_argument("--clean", required=True)
     p.add_argument("--train", required=True)
     p.add_argument("--dev", required=True)
     p.add_argument("--stats", required=True)
-    p.add_argument("--max-pairs", type=int, required=True)
-    p.add_argument("--dev-pairs", type=int, required=True)
-    p.add_argument("--dev-fraction", type=float, required=True)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--min-train-pairs", type=int, required=True)
-    p.add_argument("--min-dev-pairs", type=int, required=True)
-    p.add_argument("--min-pairs-action", choices=["error", "warn"], required=True)
-    p.add_argument(
-        "--per-source-cap",
-        type=_count_or_none,
-        required=True,
-        help="pairs of each source at most, or none",
-    )
-    p.add_argument(
-        "--mining-pairs", type=int, required=True, help="pairs held out for the mining set"
-    )
     p.add_argument("--mining", required=True, help="where the held-out mining split goes")
     p.set_defaults(handler=sample)
 
 
-def _count_or_none(text: str) -> int | None:
-    """A count, or none (the config's null, as Snakemake writes it: None)."""
-    return None if text.lower() == "none" else int(text)
-
-
 def sample(args: argparse.Namespace) -> None:
+    from xlsent.config.runs import settings_object
     from xlsent.corpus.sample import SampleConfig
     from xlsent.corpus.sample import sample as draw
 
-    cfg = SampleConfig(
-        args.max_pairs,
-        args.dev_pairs,
-        args.dev_fraction,
-        args.seed,
-        args.min_train_pairs,
-        args.min_dev_pairs,
-        args.min_pairs_action,
-        args.per_source_cap,
-    )
-    stats = draw(args.clean, args.lang, args.train, args.dev, cfg, args.mining, args.mining_pairs)
+    cfg = settings_object(SampleConfig, json.loads(args.settings), "corpus")
+    stats = draw(args.clean, args.lang, args.train, args.dev, cfg, args.mining)
     write_json(args.stats, stats)
 
 

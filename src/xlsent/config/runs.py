@@ -3,10 +3,17 @@ job gets them, the run a run starts from, the languages and groups evaluated."""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from xlsent import languages
+from xlsent.arguments import UsageError
+from xlsent.errors import XlsentError
+
+T = TypeVar("T")
 
 # Run methods: those that train an encoder (`train` settings, a `model`), those that train a
 # head over a frozen encoder (dual-pivot: `dualpivot` settings, a `model`), and those that
@@ -19,12 +26,14 @@ WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow", "mapped")
 SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
 # The keys of a settings block that the program its job runs does not take: the job's
 # resources, which the scheduler gives it (threads; gpus, whose processes torchrun starts),
-# and settings of other jobs (bisent2vec.tfidf is the Tatoeba evaluation's). The one list
-# the rules, the commands and the tests use.
+# and settings of other jobs (bisent2vec.tfidf is the Tatoeba evaluation's; the corpus
+# block's sources and cleaning are the download and clean jobs', the rest the sample job's).
+# The one list the rules, the commands and the tests use.
 NOT_PROGRAM_SETTINGS = {
     "train": ("threads", "gpus"),
     "dualpivot": ("threads", "gpus"),
     "bisent2vec": ("threads", "tfidf"),
+    "corpus": ("source", "opus", "local", "demo", "clean"),
 }
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
@@ -192,9 +201,41 @@ def mapped_settings(config: dict, run: str) -> dict:
 
 
 def program_settings(block: str, settings: dict) -> dict:
-    """The settings of block `block` ("train", "bisent2vec") that its program takes: all
-    but `NOT_PROGRAM_SETTINGS[block]`."""
+    """The settings of block `block` ("train", "bisent2vec", "corpus") that its program
+    takes: all but `NOT_PROGRAM_SETTINGS[block]`."""
     return {k: v for k, v in settings.items() if k not in NOT_PROGRAM_SETTINGS[block]}
+
+
+def settings_object(
+    cls: type[T],
+    values: dict[str, Any],
+    block: str,
+    error: type[XlsentError] = UsageError,
+) -> T:
+    """`cls` (a settings dataclass) from `values`, a command's `--settings` JSON.
+
+    The rules pass a schema block, validated and with its defaults filled, so a key the
+    dataclass lacks, or a field without a default that is missing, is a program and schema
+    out of step or a hand-written command's typo: either fails as `error`, naming the key
+    (and the closest known one) instead of a TypeError from the constructor. `block`: the
+    settings' name in the message.
+    """
+    known = [f.name for f in dataclasses.fields(cls)]
+    for key in values:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise error(f"unknown {block} setting {key!r}{hint}; known: {', '.join(sorted(known))}")
+    missing = [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.name not in values
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise error(f"{block} settings lack {', '.join(missing)}")
+    return cls(**values)
 
 
 def trainer_settings(config: dict, run: str, seed: int) -> dict:

@@ -43,6 +43,10 @@ _TRAIN, _DEV, _MINING = 1, 2, 3
 
 @dataclass(frozen=True)
 class SampleConfig:
+    """The `corpus` block's sampling settings (`xlsent sample --settings`). The config schema
+    holds their defaults and validates them; tests/unit/test_settings.py keeps these defaults
+    equal to its."""
+
     max_pairs: int = 1_000_000
     dev_pairs: int = 10_000
     dev_fraction: float = 0.1
@@ -51,11 +55,8 @@ class SampleConfig:
     min_dev_pairs: int = 50
     min_pairs_action: str = "error"  # or "warn"
     per_source_cap: int | None = None
+    mining_pairs: int = 0
     batch_size: int = 100_000
-
-    def __post_init__(self) -> None:
-        if self.min_pairs_action not in ("error", "warn"):
-            raise ValueError(f"min_pairs_action is error or warn, not {self.min_pairs_action!r}")
 
 
 def below_minimum(n_train: int, n_dev: int, cfg: SampleConfig) -> dict[str, list[int]]:
@@ -95,21 +96,18 @@ def mining_split(
     available: int,
     lang: str,
     cfg: SampleConfig,
-    mining_pairs: int,
     eligible: np.ndarray | None = None,
 ) -> np.ndarray | None:
-    """The mask of the pairs held out for the mining set, or None when `mining_pairs` is 0.
+    """The mask of the pairs held out for the mining set, or None when `cfg.mining_pairs` is 0.
 
     min(`mining_pairs`, `dev_fraction` of the pool) of the eligible pairs (a small language
     keeps its training pairs), drawn before the train/dev split on a stream seeded by (seed,
     language, "mining"): the train/dev draw over the rest is the same function of its pool.
     """
-    if mining_pairs < 0:
-        raise ValueError(f"mining_pairs must be at least 0, not {mining_pairs}")
-    if mining_pairs == 0:
+    if cfg.mining_pairs == 0:
         return None
     pool = np.arange(available) if eligible is None else np.flatnonzero(eligible)
-    n = min(mining_pairs, round(len(pool) * cfg.dev_fraction))
+    n = min(cfg.mining_pairs, round(len(pool) * cfg.dev_fraction))
     rng = np.random.default_rng([cfg.seed, zlib.crc32(lang.encode()), zlib.crc32(b"mining")])
     mask = np.zeros(available, dtype=bool)
     mask[pool[rng.choice(len(pool), size=n, replace=False)]] = True
@@ -156,16 +154,15 @@ def sample(
     dev_path: str | Path,
     cfg: SampleConfig = SampleConfig(),
     mining_path: str | Path | None = None,
-    mining_pairs: int = 0,
 ) -> dict:
     """Write the train and dev splits of one language, and its held-out mining split to
-    `mining_path` when given (empty with `mining_pairs` 0); return their sizes."""
+    `mining_path` when given (empty with `cfg.mining_pairs` 0); return their sizes."""
     # pre_buffer (on by default) reads ahead across row groups: memory would grow with the file.
     source = pq.ParquetFile(clean_path, pre_buffer=False)
     available = source.metadata.num_rows
     codes, names = _source_codes(clean_path)
     capped = per_source_caps(codes, names, lang, cfg) if cfg.per_source_cap else None
-    mining = mining_split(available, lang, cfg, mining_pairs, capped)
+    mining = mining_split(available, lang, cfg, capped)
     eligible = capped
     if mining is not None:  # train and dev are drawn from what the mining split leaves
         eligible = ~mining if capped is None else capped & ~mining
