@@ -22,11 +22,8 @@ Choices the paper leaves open, made here:
   positions beyond n predict nothing. MLM(X, x_j; y_k) is the mean cross-entropy over those
   n predictions, so a word counts once whatever its length. A word aligned to several words
   contributes one term per link.
-- Cost. Eq. 4 masks one word at a time: one encoder pass per aligned word. Each sentence
-  instead gets `samples` masked copies (default 1), each masking one aligned word drawn
-  without replacement, and the sum of eq. 4 is estimated without bias by scaling the drawn
-  terms by |A|/m (|A| aligned words, m drawn). `samples=0` masks every aligned word in its
-  own copy: eq. 4 exactly, at |A| passes per sentence.
+- Cost. Each sentence's aligned words are sampled (`train.awp_samples`; 0: eq. 4 exactly):
+  the choice and its estimator are in docs/methods.md#wacse.
 """
 
 from __future__ import annotations
