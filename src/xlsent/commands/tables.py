@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 from xlsent.commands import Subparsers, UsageError, lang_paths, log
@@ -37,9 +38,37 @@ def _groups(items: list[str]) -> dict[str, tuple[str, ...]]:
         raise UsageError(f"--groups: {err}") from None
 
 
+def _table_parser(
+    sub: Subparsers,
+    name: str,
+    help_text: str,
+    handler: Callable[[argparse.Namespace], None],
+    groups: str | None = None,
+    corpus_stats: bool = False,
+) -> argparse.ArgumentParser:
+    """A table command's parser: the result files (positional) and `--out`, with `groups`
+    the nargs of `--groups` where the table has groups and `--corpus-stats` where it marks
+    scarce languages; the caller adds the table's own flags."""
+    p = sub.add_parser(name, help=help_text)
+    if groups is not None:
+        p.add_argument("--groups", nargs=groups, required=True, help=GROUPS_HELP)
+    if corpus_stats:
+        p.add_argument(
+            "--corpus-stats",
+            nargs="*",
+            required=True,
+            help="sample_stats.json: marks scarce languages",
+        )
+    p.add_argument("--out", required=True)
+    p.add_argument("results", nargs="+")
+    p.set_defaults(handler=handler)
+    return p
+
+
 def _add_tables(sub: Subparsers) -> None:
-    p = sub.add_parser("tables", help="gather evaluation results into tables")
-    p.add_argument("--groups", nargs="+", required=True, help=GROUPS_HELP)
+    p = _table_parser(
+        sub, "tables", "gather evaluation results into tables", tables, "+", corpus_stats=True
+    )
     p.add_argument(
         "--language-directions",
         nargs="+",
@@ -47,12 +76,6 @@ def _add_tables(sub: Subparsers) -> None:
         required=True,
         help="the per-language table's directions",
     )
-    p.add_argument(
-        "--corpus-stats", nargs="*", required=True, help="sample_stats.json: marks scarce languages"
-    )
-    p.add_argument("--out", required=True)
-    p.add_argument("results", nargs="+")
-    p.set_defaults(handler=tables)
 
 
 def tables(args: argparse.Namespace) -> None:
@@ -71,16 +94,14 @@ def tables(args: argparse.Namespace) -> None:
 
 
 def _add_tables_retrieval(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "tables-retrieval", help="the sentence retrieval table of held-out pairs (every run)"
+    _table_parser(
+        sub,
+        "tables-retrieval",
+        "the sentence retrieval table of held-out pairs (every run)",
+        tables_retrieval,
+        "*",
+        corpus_stats=True,
     )
-    p.add_argument("--groups", nargs="*", required=True, help=GROUPS_HELP)
-    p.add_argument(
-        "--corpus-stats", nargs="*", required=True, help="sample_stats.json: marks scarce languages"
-    )
-    p.add_argument("--out", required=True)
-    p.add_argument("results", nargs="+")
-    p.set_defaults(handler=tables_retrieval)
 
 
 def tables_retrieval(args: argparse.Namespace) -> None:
@@ -94,15 +115,15 @@ def tables_retrieval(args: argparse.Namespace) -> None:
 
 
 def _add_tables_ablation(sub: Subparsers) -> None:
-    p = sub.add_parser("tables-ablation", help="the ablation table of chosen runs")
-    p.add_argument("--runs", nargs="+", required=True)
-    p.add_argument("--groups", nargs="+", required=True, help=GROUPS_HELP)
-    p.add_argument(
-        "--corpus-stats", nargs="*", required=True, help="sample_stats.json: marks scarce languages"
+    p = _table_parser(
+        sub,
+        "tables-ablation",
+        "the ablation table of chosen runs",
+        tables_ablation,
+        "+",
+        corpus_stats=True,
     )
-    p.add_argument("--out", required=True)
-    p.add_argument("results", nargs="+")
-    p.set_defaults(handler=tables_ablation)
+    p.add_argument("--runs", nargs="+", required=True)
 
 
 def tables_ablation(args: argparse.Namespace) -> None:
@@ -126,15 +147,15 @@ def tables_ablation(args: argparse.Namespace) -> None:
 
 
 def _add_tables_transfer(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "tables-transfer", help="the dual-pivot transfer table: pivot and other languages"
+    p = _table_parser(
+        sub,
+        "tables-transfer",
+        "the dual-pivot transfer table: pivot and other languages",
+        tables_transfer,
+        "*",
     )
     p.add_argument("--pivots", nargs="+", required=True, help="RUN=LANG: each run's pivot")
     p.add_argument("--trained", nargs="+", required=True, help="the languages trained on")
-    p.add_argument("--groups", nargs="*", required=True, help=GROUPS_HELP)
-    p.add_argument("--out", required=True)
-    p.add_argument("results", nargs="+")
-    p.set_defaults(handler=tables_transfer)
 
 
 def tables_transfer(args: argparse.Namespace) -> None:
@@ -147,10 +168,7 @@ def tables_transfer(args: argparse.Namespace) -> None:
 
 
 def _add_tables_bli(sub: Subparsers) -> None:
-    p = sub.add_parser("tables-bli", help="the word translation table of the BLI results")
-    p.add_argument("--out", required=True)
-    p.add_argument("results", nargs="+")
-    p.set_defaults(handler=tables_bli)
+    _table_parser(sub, "tables-bli", "the word translation table of the BLI results", tables_bli)
 
 
 def tables_bli(args: argparse.Namespace) -> None:
