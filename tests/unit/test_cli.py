@@ -1,6 +1,10 @@
+import json
 import os
 import subprocess
 import sys
+
+# corpus.clean as the clean rule passes it (xlsent.config.clean_settings).
+SETTINGS = json.dumps({"max_length_ratio": 3.0, "min_tokens": 4, "style": "words"})
 
 
 def _xlsent(*args: str) -> subprocess.CompletedProcess:
@@ -18,12 +22,8 @@ def test_bad_input_is_one_actionable_line_not_a_traceback(tmp_path):
         "local",
         "--local-dir",
         str(tmp_path),
-        "--style",
-        "words",
-        "--min-tokens",
-        "4",
-        "--max-length-ratio",
-        "3.0",
+        "--settings",
+        SETTINGS,
         "--out",
         str(tmp_path / "clean.parquet"),
         "--stats",
@@ -47,12 +47,8 @@ def test_mismatched_moses_files_name_both_files(tmp_path):
         "local",
         "--local-dir",
         str(tmp_path),
-        "--style",
-        "words",
-        "--min-tokens",
-        "4",
-        "--max-length-ratio",
-        "3.0",
+        "--settings",
+        SETTINGS,
         "--out",
         str(tmp_path / "clean.parquet"),
         "--stats",

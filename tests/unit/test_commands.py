@@ -35,10 +35,7 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--manifest resources/opus.yaml --zip Tanzil=results/Tanzil/kk.zip QED=results/QED/kk.zip",
         "--heldout-fraction 0.2",
     ],
-    ("clean", "{params.filters}"): [
-        "--max-length-ratio 3.0",
-        "--tokenizer-dir results/pretrained/xlmr",
-    ],
+    ("clean", "{params.tokenizer}"): ["", "--tokenizer-dir results/pretrained/xlmr"],
     ("tokenizer", "{params.args}"): [
         "--pretrained results/pretrained/xlmr",
         "--corpus kk=kk/train.parquet te=te/train.parquet --vocab-size 32000 --sentences 2000",
@@ -100,7 +97,6 @@ CONDITIONAL = {
     ("clean", "corpora"): "corpus.local.corpora: source local, when set",
     ("clean", "manifest"): "corpus.opus.manifest: source opus",
     ("clean", "heldout_fraction"): "corpus.demo.heldout_fraction: source demo",
-    ("clean", "max_length_ratio"): "corpus.clean.max_length_ratio: style words",
     ("download-opus", "base_url"): "corpus.opus.base_url: when set",
     ("tokenizer", "corpus"): "a scratch model's training corpus",
     ("tokenizer", "vocab_size"): "a scratch model's vocab_size",
@@ -272,14 +268,15 @@ def test_no_cli_default_duplicates_the_schema() -> None:
 
 def test_the_schema_check_finds_a_default_added_to_a_setting_flag() -> None:
     parser = build_parser()
-    clean = _subparsers(parser)["clean"]
-    clean.set_defaults(min_tokens=4)
-    _options(clean)["--style"].required = False
+    subparsers = _subparsers(parser)
+    clean = subparsers["clean"]
+    _options(clean)["--source"].required = False
     _options(clean)["--heldout-fraction"].default = 0.2
+    subparsers["download-opus"].set_defaults(retries=3)
     assert _defaults_beside_the_schema(parser) == [
+        "clean --source is optional",
         "clean --heldout-fraction has default 0.2",
-        "clean --style is optional",
-        "clean --min-tokens has default 4",
+        "download-opus --retries has default 3",
     ]
 
 

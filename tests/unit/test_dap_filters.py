@@ -9,6 +9,7 @@ which DAP counted with) and a unigram one (XLM-R's kind, whose unknown pieces sh
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 from pathlib import Path
@@ -271,17 +272,59 @@ def test_the_schema_offers_exactly_the_styles() -> None:
     assert clean_keys["style"]["enum"] == list(FILTERS)
 
 
-def test_the_clean_command_asks_for_each_styles_own_flag(tmp_path: Path) -> None:
+def test_the_clean_command_checks_its_settings(tmp_path: Path) -> None:
     from xlsent.cli import build_parser
     from xlsent.commands import UsageError
 
     argv = ["clean", "--lang", "de", "--source", "local", "--local-dir", str(tmp_path)]
-    argv += ["--min-tokens", "4", "--out", "c.parquet", "--stats", "c.json"]
-    for style, message in (
-        ("dap", "--tokenizer-dir is required with --style dap"),
-        ("words", "--max-length-ratio is required with --style words"),
-        ("bogus", "--style must be one of words, dap, not bogus"),
+    argv += ["--out", "c.parquet", "--stats", "c.json"]
+    for settings, message in (
+        ({"style": "dap", "min_tokens": 4}, "--tokenizer-dir is required with style dap"),
+        (
+            {"style": "bogus", "min_tokens": 4},
+            "corpus.clean style must be one of words, dap, not bogus",
+        ),
+        (
+            {"style": "dap", "min_tokens": 4, "tokenizer": "mbert"},
+            "corpus.clean setting 'tokenizer' is a model's name: pass the directory",
+        ),
+        (
+            {"style": "words", "min_tokens": 4, "max_lenght_ratio": 3.0},
+            "unknown corpus.clean setting 'max_lenght_ratio' \\(did you mean 'max_length_ratio'",
+        ),
     ):
-        args = build_parser().parse_args([*argv, "--style", style])
+        args = build_parser().parse_args([*argv, "--settings", json.dumps(settings)])
         with pytest.raises(UsageError, match=message):
             args.handler(args)
+    # Style words without max_length_ratio takes CleanConfig's default, the schema's
+    # (test_settings): past the settings, to the empty directory.
+    args = build_parser().parse_args([*argv, "--settings", '{"style": "words", "min_tokens": 4}'])
+    with pytest.raises(CorpusError, match="has no corpus for de"):
+        args.handler(args)
+
+
+def test_the_clean_command_cleans_as_the_style_dap_config(tmp_path: Path, wordpiece: Path) -> None:
+    """The rule's settings with style dap (neither tokenizer nor max_length_ratio) and
+    --tokenizer-dir clean as CleanConfig(style="dap", tokenizer=DIR) does."""
+    from xlsent.cli import main
+
+    pairs = [
+        ("Open the file now", "Die Datei jetzt öffnen"),
+        ("Open the file", "Die Datei jetzt öffnen"),
+        ("N/A", "Die Datei jetzt öffnen"),
+        ("Open the files now", "Die Datei jetzt öffnen"),
+    ]
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    paths = [raw / f"c.de-en.{side}" for side in ("en", "de")]
+    for path, side in zip(paths, zip(*pairs, strict=True), strict=True):
+        path.write_text("".join(line + "\n" for line in side))
+    expected = tmp_path / "api.parquet"
+    clean([moses_files("c", *paths)], "de", expected, CleanConfig(style="dap", tokenizer=wordpiece))
+    out = tmp_path / "cli.parquet"
+    argv = ["clean", "--lang", "de", "--source", "local", "--local-dir", str(raw)]
+    argv += ["--settings", json.dumps({"min_tokens": 4, "style": "dap"})]
+    argv += ["--tokenizer-dir", str(wordpiece)]
+    main([*argv, "--out", str(out), "--stats", str(tmp_path / "stats.json")])
+    assert out.read_bytes() == expected.read_bytes()
+    assert pl.read_parquet(out)["en"].to_list() == ["Open the file now", "Open the files now"]

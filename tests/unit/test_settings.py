@@ -16,7 +16,8 @@ from support import ROOT
 from xlsent.bisent2vec.mapped import MappedSettings
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
 from xlsent.cli import main
-from xlsent.config import NOT_PROGRAM_SETTINGS, program_settings
+from xlsent.config import NOT_PROGRAM_SETTINGS, clean_settings, load, program_settings
+from xlsent.config.runs import settings_object
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
 from xlsent.models.encoder import SHAPE_KEYS
@@ -141,3 +142,41 @@ def test_sample_names_an_unknown_setting(tmp_path, caplog):
         main([*argv, "--settings", json.dumps({**settings, "max_pair": 10})])
     assert stopped.value.code == 2
     assert "unknown corpus setting 'max_pair' (did you mean 'max_pairs'?)" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            "resources/demo/config.yaml",
+            {"style": "words", "min_tokens": 1, "max_length_ratio": 3.0},
+        ),
+        ("config.yaml", {"style": "dap", "min_tokens": 4}),
+    ],
+)
+def test_clean_settings_hold_what_the_style_reads(config, expected):
+    """`xlsent clean --settings`: max_length_ratio with style words only (changing it does not
+    rerun style dap's clean jobs), never the tokenizer's model name (the rule passes its
+    directory as --tokenizer-dir). With that directory, the command builds the CleanConfig
+    it built from its flags before (--style, --min-tokens, and the style's own flag)."""
+    loaded = load(ROOT / config, ROOT / "workflow/schemas/config.schema.yaml")
+    settings = clean_settings(loaded)
+    assert settings == expected
+    tokenizer = "results/pretrained/mbert" if expected["style"] == "dap" else None
+    cfg = settings_object(CleanConfig, {**settings, "tokenizer": tokenizer}, "corpus.clean")
+    clean = loaded["corpus"]["clean"]
+    own = {"max_length_ratio": clean["max_length_ratio"], "tokenizer": tokenizer}
+    field = "max_length_ratio" if clean["style"] == "words" else "tokenizer"
+    flags = CleanConfig(min_tokens=clean["min_tokens"], style=clean["style"], **{field: own[field]})
+    assert cfg == flags
+
+
+def test_clean_settings_leave_out_what_the_other_style_reads():
+    clean = {"style": "dap", "min_tokens": 4, "max_length_ratio": 2.5, "tokenizer": "xlmr"}
+    assert clean_settings({"corpus": {"clean": clean}}) == {"style": "dap", "min_tokens": 4}
+    words = {**clean, "style": "words"}
+    assert clean_settings({"corpus": {"clean": words}}) == {
+        "style": "words",
+        "min_tokens": 4,
+        "max_length_ratio": 2.5,
+    }

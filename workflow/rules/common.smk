@@ -11,6 +11,7 @@ from xlsent.config import (
     WORD_VECTOR_METHODS,
     bisent2vec_settings,
     bli_dictionaries,
+    clean_settings,
     dualpivot_settings,
     group_arguments,
     init_source,
@@ -163,11 +164,12 @@ def source_args(wildcards, input):
     return shlex.join(SOURCE.clean_args(config, raw, shipped=shipped))
 
 
-def clean_filter_args(wildcards, input):
-    """The flags of `xlsent clean` that only its style reads."""
+def clean_tokenizer_args(wildcards, input):
+    """With corpus.clean.style dap, `xlsent clean --tokenizer-dir`: the fetched model
+    directory whose tokenizer counts the tokens (the rest: clean_settings)."""
     if CORPUS["clean"]["style"] == "dap":
         return shlex.join(["--tokenizer-dir", input.tokenizer])
-    return f"--max-length-ratio {CORPUS['clean']['max_length_ratio']}"
+    return ""
 
 
 def source_identity(wildcards):

@@ -57,13 +57,15 @@ rule clean:
     params:
         source=CORPUS["source"],
         identity=source_identity,
-        clean=CORPUS["clean"],
+        # The corpus.clean settings its style reads (xlsent.config.clean_settings); the
+        # tokenizer, with style dap, is an input's directory.
+        settings=as_json(clean_settings(config)),
         args=source_args,
-        filters=clean_filter_args,
+        tokenizer=clean_tokenizer_args,
     shell:
         "xlsent clean --lang {wildcards.lang} --source {params.source} {params.args}"
-        " --style {params.clean[style]} --min-tokens {params.clean[min_tokens]}"
-        " {params.filters} --out {output.corpus} --stats {output.stats} 2> {log}"
+        " --settings {params.settings:q} {params.tokenizer}"
+        " --out {output.corpus} --stats {output.stats} 2> {log}"
 
 
 # A checkpoint: the number of alignment shards of a language follows from its sample.

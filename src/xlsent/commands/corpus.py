@@ -27,9 +27,12 @@ def _add_clean(sub: Subparsers) -> None:
     # Each source's own flags (xlsent.corpus.sources), which the rule passes with its name.
     for name, source in SOURCES.items():
         source.add_arguments(p.add_argument_group(f"--source {name}"))
-    p.add_argument("--style", required=True, help="corpus.clean.style: words or dap")
-    p.add_argument("--min-tokens", type=int, required=True)
-    p.add_argument("--max-length-ratio", type=float, help="style words")
+    p.add_argument(
+        "--settings",
+        required=True,
+        help="JSON of corpus.clean's settings that the style reads (style, min_tokens; "
+        "max_length_ratio with style words), as xlsent.config.clean_settings gives them",
+    )
     p.add_argument(
         "--tokenizer-dir",
         help="style dap: the directory whose tokenizer.json counts the tokens",
@@ -40,21 +43,25 @@ def _add_clean(sub: Subparsers) -> None:
 
 
 def clean(args: argparse.Namespace) -> None:
+    from xlsent.config.runs import settings_object
     from xlsent.corpus import clean as cleaning
 
-    if args.style not in cleaning.FILTERS:
-        raise UsageError(f"--style must be one of {', '.join(cleaning.FILTERS)}, not {args.style}")
-    # Each style's own setting (its flag and its CleanConfig field), which the rule passes
-    # with that style only.
-    flag, field = {
-        "words": ("max_length_ratio", "max_length_ratio"),
-        "dap": ("tokenizer_dir", "tokenizer"),
-    }[args.style]
-    require(args, f"with --style {args.style}", flag)
-    source = SOURCES[args.source]
-    cfg = cleaning.CleanConfig(
-        min_tokens=args.min_tokens, style=args.style, **{field: getattr(args, flag)}
+    settings = json.loads(args.settings)
+    if "tokenizer" in settings:
+        raise UsageError(
+            "corpus.clean setting 'tokenizer' is a model's name: pass the directory of its "
+            "tokenizer.json as --tokenizer-dir"
+        )
+    cfg = settings_object(
+        cleaning.CleanConfig, {**settings, "tokenizer": args.tokenizer_dir}, "corpus.clean"
     )
+    if cfg.style not in cleaning.FILTERS:
+        raise UsageError(
+            f"corpus.clean style must be one of {', '.join(cleaning.FILTERS)}, not {cfg.style}"
+        )
+    if cfg.style == "dap":
+        require(args, "with style dap", "tokenizer_dir")
+    source = SOURCES[args.source]
     stats = cleaning.clean(source.bitexts(args.lang, args), args.lang, args.out, cfg)
     stats.update(source.stats())
     write_json(args.stats, stats)

@@ -206,6 +206,16 @@ def program_settings(block: str, settings: dict) -> dict:
     return {k: v for k, v in settings.items() if k not in NOT_PROGRAM_SETTINGS[block]}
 
 
+def clean_settings(config: dict) -> dict:
+    """What the clean job takes (`xlsent clean --settings`): the `corpus.clean` settings its
+    style reads. `max_length_ratio` with style words only, so that changing it does not rerun
+    style dap's clean jobs (a rule's params decide its reruns); never `tokenizer`, a model's
+    name, whose fetched directory the rule passes as `--tokenizer-dir` (an input)."""
+    clean = config["corpus"]["clean"]
+    keys = ["style", "min_tokens"] + (["max_length_ratio"] if clean["style"] == "words" else [])
+    return {key: clean[key] for key in keys}
+
+
 def settings_object(
     cls: type[T],
     values: dict[str, Any],

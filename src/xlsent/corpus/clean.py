@@ -93,6 +93,11 @@ _EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
 
 @dataclass(frozen=True)
 class CleanConfig:
+    """The config's `corpus.clean` (the schema's keys and defaults), with `tokenizer` the
+    fetched model's directory rather than its name; `batch_size` is no setting. `xlsent
+    clean` builds it from `--settings` (`xlsent.config.clean_settings`) and
+    `--tokenizer-dir`."""
+
     min_tokens: int = 4
     max_length_ratio: float = 3.0  # style words
     style: str = "words"
