@@ -235,6 +235,16 @@ def test_the_filters_keep_what_dap_keeps(kind: str, request: pytest.FixtureReque
     assert 0.1 < np.mean(expected) < 0.9  # the pairs exercise both outcomes
 
 
+def _moses_corpus(tmp_path: Path, pairs: list[tuple[str, str]]) -> list[Path]:
+    """`pairs` as a local Moses corpus `c` (de-en) in tmp_path/raw: its en and de files."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    paths = [raw / f"c.de-en.{side}" for side in ("en", "de")]
+    for path, side in zip(paths, zip(*pairs, strict=True), strict=True):
+        path.write_text("".join(line + "\n" for line in side))
+    return paths
+
+
 # -- the whole cleaning with style dap --------------------------------------------------------
 def test_clean_with_style_dap_counts_every_filter(tmp_path: Path, wordpiece: Path) -> None:
     pairs = [
@@ -245,11 +255,7 @@ def test_clean_with_style_dap_counts_every_filter(tmp_path: Path, wordpiece: Pat
         (_words("a", 60), "Die Datei jetzt öffnen"),  # a character ratio words would keep
         ("Open the files now", "Die Datei jetzt öffnen"),
     ]
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    paths = [raw / f"c.de-en.{side}" for side in ("en", "de")]
-    for path, side in zip(paths, zip(*pairs, strict=True), strict=True):
-        path.write_text("".join(line + "\n" for line in side))
+    paths = _moses_corpus(tmp_path, pairs)
     out = tmp_path / "clean.parquet"
     cfg = CleanConfig(style="dap", tokenizer=wordpiece)
     stats = clean([moses_files("c", *paths)], "de", out, cfg)
@@ -314,15 +320,11 @@ def test_the_clean_command_cleans_as_the_style_dap_config(tmp_path: Path, wordpi
         ("N/A", "Die Datei jetzt öffnen"),
         ("Open the files now", "Die Datei jetzt öffnen"),
     ]
-    raw = tmp_path / "raw"
-    raw.mkdir()
-    paths = [raw / f"c.de-en.{side}" for side in ("en", "de")]
-    for path, side in zip(paths, zip(*pairs, strict=True), strict=True):
-        path.write_text("".join(line + "\n" for line in side))
+    paths = _moses_corpus(tmp_path, pairs)
     expected = tmp_path / "api.parquet"
     clean([moses_files("c", *paths)], "de", expected, CleanConfig(style="dap", tokenizer=wordpiece))
     out = tmp_path / "cli.parquet"
-    argv = ["clean", "--lang", "de", "--source", "local", "--local-dir", str(raw)]
+    argv = ["clean", "--lang", "de", "--source", "local", "--local-dir", str(paths[0].parent)]
     argv += ["--settings", json.dumps({"min_tokens": 4, "style": "dap"})]
     argv += ["--tokenizer-dir", str(wordpiece)]
     main([*argv, "--out", str(out), "--stats", str(tmp_path / "stats.json")])
