@@ -61,7 +61,7 @@ import yaml
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from xlsent import languages, tables
-from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS, run_max_length, validate
+from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS, encoding_settings, validate
 from xlsent.evaluate.tatoeba import read_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -330,7 +330,8 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
     for run in runs:
         out = workdir / f"results/eval/tatoeba112/{run}/seed42.parquet"
         if not out.exists():
-            max_length = settings["evaluate"]["max_length"] or run_max_length(settings, run)
+            # This machine's CPU whatever the config's device: as the workflow's CPU jobs.
+            encoding = {**encoding_settings(settings, run), "device": "cpu"}
             subprocess.run(
                 [
                     str(Path(sys.executable).parent / "xlsent"),
@@ -345,12 +346,8 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
                     run,
                     "--seed",
                     "42",
-                    "--max-length",
-                    str(max_length),
-                    "--batch-size",
-                    str(settings["evaluate"]["batch_size"]),
-                    "--device",
-                    "cpu",
+                    "--encoding",
+                    json.dumps(encoding),
                     "--threads",
                     str(cores),
                     "--out",

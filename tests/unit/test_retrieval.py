@@ -195,8 +195,10 @@ def test_the_encoder_command_retrieves_with_the_encoders_vectors(tmp_path):
         main(
             [
                 *("eval-retrieval", "--from", "tatoeba", "--pairs", f"de={tmp_path}"),
-                *("--model", str(model), "--run", "tr", "--seed", "42", "--max-length", "16"),
-                *("--batch-size", "2", "--device", "cpu", "--threads", "1", "--out", str(out)),
+                *("--model", str(model), "--run", "tr", "--seed", "42", "--threads", "1"),
+                "--encoding",
+                json.dumps({"max_length": 16, "batch_size": 2, "device": "cpu"}),
+                *("--out", str(out)),
             ]
         )
     finally:

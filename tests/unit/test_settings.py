@@ -16,10 +16,18 @@ from support import ROOT
 from xlsent.bisent2vec.mapped import MappedSettings
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
 from xlsent.cli import main
-from xlsent.config import NOT_PROGRAM_SETTINGS, clean_settings, load, program_settings
+from xlsent.config import (
+    NOT_PROGRAM_SETTINGS,
+    clean_settings,
+    encoding_settings,
+    load,
+    program_settings,
+    run_max_length,
+)
 from xlsent.config.runs import settings_object
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
+from xlsent.evaluate import EncodingSettings
 from xlsent.models.encoder import SHAPE_KEYS
 from xlsent.train.dualpivot import DualPivotSettings
 from xlsent.train.loop import TrainSettings
@@ -180,3 +188,27 @@ def test_clean_settings_leave_out_what_the_other_style_reads():
         "min_tokens": 4,
         "max_length_ratio": 2.5,
     }
+
+
+def test_the_evaluations_encoding_settings_are_the_evaluate_blocks_scalars():
+    """`--encoding` of every encoder evaluation carries the `evaluate` block's scalar keys
+    (its objects are the tasks' own settings), `max_length` null resolved to the run's."""
+    scalars = {k for k, p in SCHEMA["evaluate"]["properties"].items() if p["type"] != "object"}
+    assert {field.name for field in dataclasses.fields(EncodingSettings)} == scalars
+    config = load(ROOT / "resources/demo/config.yaml", ROOT / "workflow/schemas/config.schema.yaml")
+    run = next(iter(config["runs"]))
+    config["evaluate"]["max_length"] = None
+    settings = settings_object(EncodingSettings, encoding_settings(config, run), "encoding")
+    assert settings.max_length == run_max_length(config, run)
+    config["evaluate"]["max_length"] = 77
+    assert encoding_settings(config, run)["max_length"] == 77
+
+
+def test_an_evaluation_names_an_unknown_encoding_setting(tmp_path, caplog):
+    encoding = {"max_length": 16, "batch_size": 2, "devices": "cpu"}
+    argv = ["eval-tatoeba", "--dir", str(tmp_path), "--langs", "de", "--model", str(tmp_path)]
+    argv += ["--run", "tr", "--seed", "42", "--threads", "1", "--out", str(tmp_path / "o")]
+    with caplog.at_level(logging.ERROR), pytest.raises(SystemExit) as stopped:
+        main([*argv, "--encoding", json.dumps(encoding)])
+    assert stopped.value.code == 2
+    assert "unknown encoding setting 'devices' (did you mean 'device'?)" in caplog.text

@@ -13,11 +13,11 @@ from xlsent.config import (
     bli_dictionaries,
     clean_settings,
     dualpivot_settings,
+    encoding_settings,
     group_arguments,
     init_source,
     mapped_settings,
     program_settings,
-    run_max_length,
     run_seeds,
     runs_of,
     train_settings,
@@ -351,8 +351,8 @@ def tatoeba_files(langs):
     ]
 
 
-def eval_max_length(wildcards):
-    return config["evaluate"]["max_length"] or run_max_length(config, wildcards.run)
+def encoding_of(wildcards):
+    return as_json(encoding_settings(config, wildcards.run))
 
 
 # -- bisent2vec ------------------------------------------------------------------------

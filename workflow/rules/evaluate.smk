@@ -48,14 +48,11 @@ rule eval_tatoeba:
     params:
         dir=lambda w, input: Path(input.data[0]).parent,
         langs=EVAL_LANGS,
-        max_length=eval_max_length,
-        batch_size=config["evaluate"]["batch_size"],
-        device=config["evaluate"]["device"],
+        encoding=encoding_of,
     shell:
         "xlsent eval-tatoeba --model {input.model} --dir {params.dir} --langs {params.langs}"
-        " --run {wildcards.run} --seed {wildcards.seed} --max-length {params.max_length}"
-        " --batch-size {params.batch_size} --device {params.device} --threads {threads}"
-        " --out {output} 2> {log}"
+        " --run {wildcards.run} --seed {wildcards.seed} --encoding {params.encoding:q}"
+        " --threads {threads} --out {output} 2> {log}"
 
 
 rule eval_tatoeba_bisent2vec:
@@ -117,15 +114,11 @@ rule eval_retrieval:
     params:
         source=RETRIEVAL["from"],
         pairs=retrieval_pairs,
-        max_length=eval_max_length,
-        batch_size=config["evaluate"]["batch_size"],
-        device=config["evaluate"]["device"],
+        encoding=encoding_of,
     shell:
         "xlsent eval-retrieval --from {params.source} --pairs {params.pairs}"
         " --model {input.model} --run {wildcards.run} --seed {wildcards.seed}"
-        " --max-length {params.max_length}"
-        " --batch-size {params.batch_size} --device {params.device} --threads {threads}"
-        " --out {output} 2> {log}"
+        " --encoding {params.encoding:q} --threads {threads} --out {output} 2> {log}"
 
 
 rule eval_retrieval_bisent2vec:
@@ -365,15 +358,12 @@ rule eval_bucc:
         test_split=BUCC_SPLITS[1],
         pivot=BUCC["pivot"],
         settings=as_json(BUCC["mining"]),
-        max_length=eval_max_length,
-        batch_size=config["evaluate"]["batch_size"],
-        device=config["evaluate"]["device"],
+        encoding=encoding_of,
     shell:
         "xlsent eval-bucc --model {input.model} --dir {params.dir} --langs {params.langs}"
         " --threshold-split {params.threshold_split} --test-split {params.test_split}"
         " --pivot {params.pivot} --settings {params.settings:q} --run {wildcards.run}"
-        " --seed {wildcards.seed} --max-length {params.max_length}"
-        " --batch-size {params.batch_size} --device {params.device} --threads {threads}"
+        " --seed {wildcards.seed} --encoding {params.encoding:q} --threads {threads}"
         " --out {output} 2> {log}"
 
 
@@ -404,11 +394,8 @@ rule eval_mteb:
         tasks=MTEB["tasks"],
         langs=MTEB_LANGS,
         args=mteb_args,
-        max_length=eval_max_length,
-        batch_size=config["evaluate"]["batch_size"],
-        device=config["evaluate"]["device"],
+        encoding=encoding_of,
     shell:
         "xlsent eval-mteb --model {input.model} --tasks {params.tasks}"
         " --langs {params.langs} {params.args} --run {wildcards.run} --seed {wildcards.seed}"
-        " --max-length {params.max_length} --batch-size {params.batch_size}"
-        " --device {params.device} --threads {threads} --out {output} 2> {log}"
+        " --encoding {params.encoding:q} --threads {threads} --out {output} 2> {log}"

@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 from xlsent.commands import Subparsers, lang_paths, log, require, resolve_device
+from xlsent.config.runs import settings_object
+from xlsent.evaluate import EncodingSettings
 from xlsent.io import write_json
 
 
@@ -44,21 +46,30 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="the run's model directory")
     p.add_argument("--run", required=True)
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--max-length", type=int, required=True)
-    p.add_argument("--batch-size", type=int, required=True)
-    p.add_argument("--device", required=True, help="auto (CUDA if present), cpu, cuda or cuda:N")
+    p.add_argument(
+        "--encoding",
+        required=True,
+        help="JSON of max_length, batch_size and device (auto, cpu, cuda or cuda:N), as "
+        "xlsent.config.encoding_settings gives them for the run",
+    )
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
 
 
+def _encoding(args: argparse.Namespace) -> EncodingSettings:
+    """The `--encoding` settings object."""
+    return settings_object(EncodingSettings, json.loads(args.encoding), "encoding")
+
+
 def _load_encoder(args: argparse.Namespace):
-    """The encoder of `--model` on `--device`, torch limited to the job's `--threads`."""
+    """The encoder of `--model` as `--encoding` says, torch limited to the job's `--threads`."""
     import torch
 
     from xlsent.models.load import load_encoder
 
     torch.set_num_threads(args.threads)
-    device = resolve_device(args.device)
-    return load_encoder(args.model, args.max_length, args.batch_size, device)
+    encoding = _encoding(args)
+    device = resolve_device(encoding.device)
+    return load_encoder(args.model, encoding.max_length, encoding.batch_size, device)
 
 
 def _add_eval_tatoeba(sub: Subparsers) -> None:
@@ -370,7 +381,7 @@ def eval_bucc(args: argparse.Namespace) -> None:
         args.langs,
         args.threshold_split,
         args.test_split,
-        MiningSettings(**json.loads(args.settings)),
+        settings_object(MiningSettings, json.loads(args.settings), "evaluate.bucc.mining"),
         pivot=None if args.pivot.lower() == "none" else args.pivot,
     )
     write_results(rows, "bucc", args.run, args.seed, args.out)
@@ -401,15 +412,16 @@ def eval_mteb(args: argparse.Namespace) -> None:
     from xlsent.evaluate import mteb
 
     encode = _load_encoder(args)
+    encoding = _encoding(args)
     encoder = mteb.XlsentEncoder(
         encode,
         args.run,
         f"seed{args.seed}",
         needs_language=getattr(encode, "languages", None) is not None,
-        max_tokens=args.max_length,
+        max_tokens=encoding.max_length,
     )
     tasks = mteb.tasks(args.tasks, args.langs, args.tatoeba_dir)
-    for result in mteb.run(encoder, tasks, args.out, args.batch_size):
+    for result in mteb.run(encoder, tasks, args.out, encoding.batch_size):
         log.info("%s: main score %.4f", result.task_name, result.get_score())
 
 

@@ -179,6 +179,18 @@ def run_max_length(config: dict, run: str) -> int:
     return train_settings(config, run, 0)["max_length"]
 
 
+def encoding_settings(config: dict, run: str) -> dict:
+    """How the evaluations encode the run's sentences (`--encoding` of eval-tatoeba,
+    eval-retrieval, eval-bucc and eval-mteb; `xlsent.models.load.EncodingSettings`): the
+    `evaluate` block's scalar keys, `max_length` null taking the run's own."""
+    evaluate = config["evaluate"]
+    return {
+        "max_length": evaluate["max_length"] or run_max_length(config, run),
+        "batch_size": evaluate["batch_size"],
+        "device": evaluate["device"],
+    }
+
+
 def runs_of(config: dict, methods: Sequence[str]) -> list[str]:
     """The names of the runs whose method is one of `methods`, in config order."""
     return [run for run, spec in config["runs"].items() if spec["method"] in methods]
