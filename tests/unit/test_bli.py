@@ -296,7 +296,8 @@ def test_bli_split_command_writes_seed_and_test_parts(tmp_path: Path) -> None:
     write_muse([(b, a) for a, b in en2xx], tmp_path / "de.xx2en.txt")
     common = [
         *("bli-split", "--dictionaries", f"en2xx={tmp_path / 'de.en2xx.txt'}"),
-        *(f"xx2en={tmp_path / 'de.xx2en.txt'}", "--seed-share", "0.5", "--seed", "3"),
+        f"xx2en={tmp_path / 'de.xx2en.txt'}",
+        *("--settings", json.dumps({"seed_share": 0.5, "seed": 3})),
     ]
     main([*common, "--seed-out", str(tmp_path / "seed.txt"), "--stats", str(tmp_path / "s.json")])
     for d in ("en2xx", "xx2en"):

@@ -268,9 +268,13 @@ def _texts(split: BuccSplit) -> tuple[dict[str, str], dict[str, str]]:
     )
 
 
+def _settings(distractors: float, threshold_share: float, seed: int):
+    return mining_set.MiningSetSettings(distractors, threshold_share, seed)
+
+
 def test_mining_set_plants_gold_pairs_among_distractors():
     # 40 pairs: 20 per split; 10 of each split lose a side (5 their English, 5 their German).
-    splits, stats = mining_set.build(HELDOUT, "de", distractors=0.5, threshold_share=0.5, seed=0)
+    splits, stats = mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 0))
     assert list(splits) == ["dev", "test"]
     translation = {xx: en for en, xx in HELDOUT}
     seen: set[str] = set()
@@ -299,14 +303,14 @@ def test_mining_set_plants_gold_pairs_among_distractors():
         seen |= set(xx.values())
     assert len(seen) == 30
     # The same pairs and seed give the same set; another seed another one.
-    assert mining_set.build(HELDOUT, "de", 0.5, 0.5, seed=0)[0] == splits
-    assert mining_set.build(HELDOUT, "de", 0.5, 0.5, seed=1)[0] != splits
+    assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 0))[0] == splits
+    assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 1))[0] != splits
 
 
 def test_ambiguous_pairs_are_dropped_before_the_split():
     pairs = [("Save", "Speichern"), ("save ", "Sichern"), ("Open", "Open"), ("Close", "speichern")]
     assert mining_set.unambiguous(pairs) == [("Save", "Speichern")]
-    _, stats = mining_set.build(HELDOUT + pairs, "de", 0.5, 0.5)
+    _, stats = mining_set.build(HELDOUT + pairs, "de", _settings(0.5, 0.5, 0))
     assert (stats["pairs"], stats["ambiguous"]) == (44, 3)
 
 
@@ -314,7 +318,7 @@ def test_too_few_pairs_for_a_gold_pair_is_an_error():
     # 4 pairs, 2 per split, 90 % distractors: round(1.8) = 2 of each split lose a side.
     message = r"without a gold pair.*corpus\.mining_pairs"
     with pytest.raises(mining_set.MiningSetError, match=message):
-        mining_set.build(HELDOUT[:4], "kk", distractors=0.9, threshold_share=0.5)
+        mining_set.build(HELDOUT[:4], "kk", _settings(0.9, 0.5, 0))
 
 
 def test_mining_set_command_from_a_tatoeba_folder(tmp_path):
@@ -326,7 +330,8 @@ def test_mining_set_command_from_a_tatoeba_folder(tmp_path):
     main(
         [
             *("mining-set", "--from", "tatoeba", "--pairs", f"kk={tatoeba}"),
-            *("--distractors", "0.25", "--threshold-share", "0.25", "--seed", "0"),
+            "--settings",
+            json.dumps({"distractors": 0.25, "threshold_share": 0.25, "seed": 0}),
             *("--out-dir", str(out), "--stats", str(tmp_path / "stats.json")),
         ]
     )
@@ -404,7 +409,7 @@ def test_real_held_out_pairs_mined_with_character_ngrams(tmp_path):
         de = f.read().splitlines()[:600]
     with gzip.open(L10N / "l10n.de-en.en.gz", "rt") as f:
         en = f.read().splitlines()[:600]
-    splits, stats = mining_set.build(list(zip(en, de, strict=True)), "de", 0.5, 0.5)
+    splits, stats = mining_set.build(list(zip(en, de, strict=True)), "de", _settings(0.5, 0.5, 0))
     mining_set.write(splits, tmp_path)
     hashing = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 4), n_features=4096)
     tfidf = TfidfTransformer().fit(hashing.transform(de + en))

@@ -28,11 +28,21 @@ from xlsent.config.runs import settings_object
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
 from xlsent.evaluate import EncodingSettings
+from xlsent.evaluate.bli import SplitSettings
+from xlsent.evaluate.mining_set import MiningSetSettings
 from xlsent.models.encoder import SHAPE_KEYS
 from xlsent.train.dualpivot import DualPivotSettings
 from xlsent.train.loop import TrainSettings
 
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())["properties"]
+
+
+def _block(path: str) -> dict:
+    """The properties of the schema's block at `path` ("evaluate.bucc.heldout")."""
+    schema = {"properties": SCHEMA}
+    for part in path.split("."):
+        schema = schema["properties"][part]
+    return schema["properties"]
 
 
 def _defaults(properties: dict) -> dict:
@@ -92,7 +102,7 @@ def test_settings_dataclasses_have_the_schemas_keys_and_defaults(block):
 def test_the_job_resources_are_schema_keys():
     """What the programs do not take is named once, and names real keys."""
     for block, keys in NOT_PROGRAM_SETTINGS.items():
-        assert set(keys) <= set(SCHEMA[block]["properties"]), block
+        assert set(keys) <= set(_block(block)), block
 
 
 def test_a_scratch_encoders_shape_keys_are_the_schemas():
@@ -188,6 +198,18 @@ def test_clean_settings_leave_out_what_the_other_style_reads():
         "min_tokens": 4,
         "max_length_ratio": 2.5,
     }
+
+
+@pytest.mark.parametrize(
+    ("cls", "block"),
+    [(MiningSetSettings, "evaluate.bucc.heldout"), (SplitSettings, "evaluate.bli")],
+)
+def test_the_evaluate_stages_settings_objects_have_the_schemas_keys(cls, block):
+    """mining-set's and bli-split's `--settings`: their block less what the rule passes as
+    an input (the default lives in the schema alone: the dataclasses have none)."""
+    keys = program_settings(block, _defaults(_block(block)))
+    assert [field.name for field in dataclasses.fields(cls)] == list(keys)
+    assert settings_object(cls, keys, block) == cls(**keys)
 
 
 def test_the_evaluations_encoding_settings_are_the_evaluate_blocks_scalars():

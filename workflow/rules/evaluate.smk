@@ -202,12 +202,10 @@ rule bli_seed:
         runtime=lambda w, attempt: 10 * attempt,
     params:
         files=bli_split_files,
-        seed_share=BLI_SPLIT["seed_share"],
-        seed=BLI_SPLIT["seed"],
+        settings=as_json(program_settings("evaluate.bli", BLI_SPLIT)),
     shell:
-        "xlsent bli-split --dictionaries {params.files} --seed-share {params.seed_share}"
-        " --seed {params.seed} --seed-out {output.seed} --stats {output.stats}"
-        " 2> {log}"
+        "xlsent bli-split --dictionaries {params.files} --settings {params.settings:q}"
+        " --seed-out {output.seed} --stats {output.stats} 2> {log}"
 
 
 rule bli_test:
@@ -230,12 +228,10 @@ rule bli_test:
         runtime=lambda w, attempt: 10 * attempt,
     params:
         files=bli_split_files,
-        seed_share=BLI_SPLIT["seed_share"],
-        seed=BLI_SPLIT["seed"],
+        settings=as_json(program_settings("evaluate.bli", BLI_SPLIT)),
     shell:
-        "xlsent bli-split --dictionaries {params.files} --seed-share {params.seed_share}"
-        " --seed {params.seed} --test {wildcards.direction} --out {output.test}"
-        " --stats {output.stats} 2> {log}"
+        "xlsent bli-split --dictionaries {params.files} --settings {params.settings:q}"
+        " --test {wildcards.direction} --out {output.test} --stats {output.stats} 2> {log}"
 
 
 rule eval_bli:
@@ -316,14 +312,12 @@ rule mining_set:
     params:
         source=BUCC_HELDOUT["from"],
         pairs=mining_set_pairs,
-        distractors=BUCC_HELDOUT["distractors"],
-        threshold_share=BUCC_HELDOUT["threshold_share"],
-        seed=BUCC_HELDOUT["seed"],
+        settings=as_json(program_settings("evaluate.bucc.heldout", BUCC_HELDOUT)),
         out_dir=lambda w, output: bucc_dir(output),
     shell:
         "xlsent mining-set --from {params.source} --pairs {params.pairs}"
-        " --distractors {params.distractors} --threshold-share {params.threshold_share}"
-        " --seed {params.seed} --out-dir {params.out_dir} --stats {output.stats} 2> {log}"
+        " --settings {params.settings:q} --out-dir {params.out_dir} --stats {output.stats}"
+        " 2> {log}"
 
 
 rule eval_bucc:

@@ -185,8 +185,7 @@ def _add_bli_split(sub: Subparsers) -> None:
         required=True,
         help="DIRECTION=FILE (en2xx, xx2en): every MUSE dictionary of the language",
     )
-    p.add_argument("--seed-share", type=float, required=True, help="the share of English words")
-    p.add_argument("--seed", type=int, required=True, help="the shuffle's random seed")
+    p.add_argument("--settings", required=True, help="JSON of evaluate.bli's seed_share and seed")
     out = p.add_mutually_exclusive_group(required=True)
     out.add_argument("--seed-out", help="write the seed dictionary (en xx pairs) here")
     out.add_argument("--test", choices=["en2xx", "xx2en"], help="write this direction's test part")
@@ -204,10 +203,11 @@ def bli_split(args: argparse.Namespace) -> None:
     pairs = {direction: bli.read_muse(path) for direction, path in files.items()}
     if args.test and args.test not in pairs:
         raise FileNotFoundError(f"--test {args.test}: no {args.test} dictionary in --dictionaries")
-    seed, tests = bli.split_dictionary(pairs, args.seed_share, args.seed)
+    settings = settings_object(bli.SplitSettings, json.loads(args.settings), "evaluate.bli")
+    seed, tests = bli.split_dictionary(pairs, settings.seed_share, settings.seed)
     stats = {
-        "seed_share": args.seed_share,
-        "seed": args.seed,
+        "seed_share": settings.seed_share,
+        "seed": settings.seed,
         "seed_pairs": len(seed),
         "seed_english_words": len({en for en, _ in seed}),
         **{
@@ -324,9 +324,11 @@ def fetch_bucc(args: argparse.Namespace) -> None:
 def _add_mining_set(sub: Subparsers) -> None:
     p = sub.add_parser("mining-set", help="a BUCC-layout mining set from held-out pairs")
     add_held_out_arguments(p)
-    p.add_argument("--distractors", type=float, required=True)
-    p.add_argument("--threshold-share", type=float, required=True)
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument(
+        "--settings",
+        required=True,
+        help="JSON of evaluate.bucc.heldout's distractors, threshold_share and seed",
+    )
     p.add_argument("--out-dir", required=True)
     p.add_argument("--stats", required=True, help="JSON of the counts per language and split")
     p.set_defaults(handler=mining_set)
@@ -336,6 +338,9 @@ def mining_set(args: argparse.Namespace) -> None:
     from xlsent.evaluate import mining_set as builder
     from xlsent.evaluate import tatoeba
 
+    settings = settings_object(
+        builder.MiningSetSettings, json.loads(args.settings), "evaluate.bucc.heldout"
+    )
     stats = {}
     for lang, path in lang_paths(args.pairs).items():
         if args.source == "corpus":
@@ -343,9 +348,7 @@ def mining_set(args: argparse.Namespace) -> None:
         else:
             xx, en = tatoeba.read_pairs(path, lang)
             pairs = list(zip(en, xx, strict=True))
-        splits, stats[lang] = builder.build(
-            pairs, lang, args.distractors, args.threshold_share, args.seed
-        )
+        splits, stats[lang] = builder.build(pairs, lang, settings)
         builder.write(splits, args.out_dir)
         gold = "/".join(str(counts["gold"]) for counts in stats[lang]["splits"].values())
         log.info("%s: mining set of %d pairs, %s gold (dev/test)", lang, len(pairs), gold)

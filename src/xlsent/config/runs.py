@@ -34,6 +34,9 @@ NOT_PROGRAM_SETTINGS = {
     "dualpivot": ("threads", "gpus"),
     "bisent2vec": ("threads", "tfidf"),
     "corpus": ("source", "opus", "local", "demo", "clean"),
+    # The rules pass these as inputs and --from: what is read, not how.
+    "evaluate.bucc.heldout": ("from",),
+    "evaluate.bli": ("dictionaries",),
 }
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 

@@ -32,6 +32,7 @@ import re
 import unicodedata
 import zlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -211,8 +212,17 @@ def _entry_pairs(entry: str, lowercase: bool) -> list[tuple[str, str]]:
     return out
 
 
+@dataclass(frozen=True)
+class SplitSettings:
+    """`evaluate.bli` less `dictionaries` (workflow/schemas/config.schema.yaml): the share of
+    English words whose pairs make the seed dictionary, and the shuffle's seed."""
+
+    seed_share: float
+    seed: int
+
+
 def split_dictionary(
-    pairs: dict[str, Sequence[tuple[str, str]]], seed_share: float, seed: int = 0
+    pairs: dict[str, Sequence[tuple[str, str]]], seed_share: float, seed: int
 ) -> tuple[list[tuple[str, str]], dict[str, list[tuple[str, str]]]]:
     """A language's dictionaries split into a seed part and a test part per direction.
 

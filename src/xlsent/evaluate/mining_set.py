@@ -16,9 +16,11 @@ line order says nothing about which sentences are pairs.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -92,35 +94,40 @@ def _split(
     return split, counts
 
 
+@dataclass(frozen=True)
+class MiningSetSettings:
+    """`evaluate.bucc.heldout` less `from` (workflow/schemas/config.schema.yaml): the share
+    of each split's sentences that are distractors, the share of the pairs in the threshold
+    split, and the shuffle's seed."""
+
+    distractors: float
+    threshold_share: float
+    seed: int
+
+
 def build(
-    pairs: Sequence[tuple[str, str]],
-    lang: str,
-    distractors: float,
-    threshold_share: float,
-    seed: int = 0,
+    pairs: Sequence[tuple[str, str]], lang: str, settings: MiningSetSettings
 ) -> tuple[dict[str, BuccSplit], dict]:
     """The `dev` and `test` splits of `lang` from its held-out (en, xx) `pairs`, and counts.
 
-    Seeded by (seed, language): the same pairs give the same set on every machine.
+    Seeded by (settings.seed, language): the same pairs give the same set on every machine.
     """
-    if not 0 <= distractors < 1:
-        raise ValueError(f"distractors is a share in [0, 1), not {distractors}")
-    if not 0 < threshold_share < 1:
-        raise ValueError(f"threshold_share is a share in (0, 1), not {threshold_share}")
+    if not 0 <= settings.distractors < 1:
+        raise ValueError(f"distractors is a share in [0, 1), not {settings.distractors}")
+    if not 0 < settings.threshold_share < 1:
+        raise ValueError(f"threshold_share is a share in (0, 1), not {settings.threshold_share}")
     kept = unambiguous(pairs)
-    rng = np.random.default_rng([seed, zlib.crc32(lang.encode())])
+    rng = np.random.default_rng([settings.seed, zlib.crc32(lang.encode())])
     shuffled = [kept[i] for i in rng.permutation(len(kept))]
-    cut = round(len(shuffled) * threshold_share)
+    cut = round(len(shuffled) * settings.threshold_share)
     splits, counts = {}, {}
     for name, part in zip(SPLITS, (shuffled[:cut], shuffled[cut:]), strict=True):
-        splits[name], counts[name] = _split(lang, name, part, distractors, rng)
+        splits[name], counts[name] = _split(lang, name, part, settings.distractors, rng)
     stats = {
         "lang": lang,
         "pairs": len(pairs),
         "ambiguous": len(pairs) - len(kept),
-        "distractors": distractors,
-        "threshold_share": threshold_share,
-        "seed": seed,
+        **dataclasses.asdict(settings),
         "splits": counts,
     }
     short = [name for name in SPLITS if counts[name]["gold"] < _MIN_GOLD]
