@@ -60,14 +60,15 @@ def _encoding(args: argparse.Namespace) -> EncodingSettings:
     return settings_object(EncodingSettings, json.loads(args.encoding), "encoding")
 
 
-def _load_encoder(args: argparse.Namespace):
-    """The encoder of `--model` as `--encoding` says, torch limited to the job's `--threads`."""
+def _load_encoder(args: argparse.Namespace, encoding: EncodingSettings | None = None):
+    """The encoder of `--model` as `--encoding` says (or `encoding`, already parsed), torch
+    limited to the job's `--threads`."""
     import torch
 
     from xlsent.models.load import load_encoder
 
     torch.set_num_threads(args.threads)
-    encoding = _encoding(args)
+    encoding = encoding or _encoding(args)
     device = resolve_device(encoding.device)
     return load_encoder(args.model, encoding.max_length, encoding.batch_size, device)
 
@@ -414,8 +415,8 @@ def eval_mteb(args: argparse.Namespace) -> None:
         os.environ.update(hf_offline_environment(args.cache_dir))
     from xlsent.evaluate import mteb
 
-    encode = _load_encoder(args)
     encoding = _encoding(args)
+    encode = _load_encoder(args, encoding)
     encoder = mteb.XlsentEncoder(
         encode,
         args.run,

@@ -184,7 +184,7 @@ def run_max_length(config: dict, run: str) -> int:
 
 def encoding_settings(config: dict, run: str) -> dict:
     """How the evaluations encode the run's sentences (`--encoding` of eval-tatoeba,
-    eval-retrieval, eval-bucc and eval-mteb; `xlsent.models.load.EncodingSettings`): the
+    eval-retrieval, eval-bucc and eval-mteb; `xlsent.evaluate.EncodingSettings`): the
     `evaluate` block's scalar keys, `max_length` null taking the run's own."""
     evaluate = config["evaluate"]
     return {

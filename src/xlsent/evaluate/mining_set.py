@@ -104,6 +104,12 @@ class MiningSetSettings:
     threshold_share: float
     seed: int
 
+    def __post_init__(self) -> None:
+        if not 0 <= self.distractors < 1:
+            raise ValueError(f"distractors is a share in [0, 1), not {self.distractors}")
+        if not 0 < self.threshold_share < 1:
+            raise ValueError(f"threshold_share is a share in (0, 1), not {self.threshold_share}")
+
 
 def build(
     pairs: Sequence[tuple[str, str]], lang: str, settings: MiningSetSettings
@@ -112,10 +118,6 @@ def build(
 
     Seeded by (settings.seed, language): the same pairs give the same set on every machine.
     """
-    if not 0 <= settings.distractors < 1:
-        raise ValueError(f"distractors is a share in [0, 1), not {settings.distractors}")
-    if not 0 < settings.threshold_share < 1:
-        raise ValueError(f"threshold_share is a share in (0, 1), not {settings.threshold_share}")
     kept = unambiguous(pairs)
     rng = np.random.default_rng([settings.seed, zlib.crc32(lang.encode())])
     shuffled = [kept[i] for i in rng.permutation(len(kept))]
