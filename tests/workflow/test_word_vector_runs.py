@@ -85,11 +85,13 @@ def test_tatoeba_rows_for_the_word_vector_runs(b2v_run):
         assert sorted(set(rows["lang"])) == sorted(LANGS)
         assert rows.height == 3 * len(LANGS)  # xx2en, en2xx, mean
         assert set(rows["run"]) == {run} and set(rows["seed"]) == {42}
-        assert all(n > 100 for n in rows["n"])
+        # Both languages hold out more pairs than the demo keeps: its cap, 100 each.
+        cap = b2v_run["config"]["corpus"]["demo"]["heldout_max_pairs"]
+        assert rows["n"].to_list() == [cap] * rows.height
     summary = pl.read_csv(results / "tables/tatoeba.csv")
     assert summary["run"].to_list() == RUNS
-    # A few hundred held-out pairs per language (chance: well under 1%); the demo's
-    # settings reach about 30% on the full demo.
+    # 100 held-out pairs per language (chance: 1%); the demo's settings reach about 47% on
+    # the full demo.
     assert all(10 < value <= 100 for value in summary["all"])
     assert (results / "plots/tatoeba_groups.png").stat().st_size > 0
 
