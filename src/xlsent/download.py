@@ -28,7 +28,7 @@ import urllib3
 from tqdm import tqdm
 
 from xlsent.errors import XlsentError
-from xlsent.io import read_json, write_json
+from xlsent.io import read_json, sha256_file, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -374,17 +374,9 @@ def _existing_record(dest: Path, url: str, expected: str | None) -> dict[str, An
         reason = "its size differs from the record"
     elif expected is not None and record.get("sha256") != expected:
         reason = f"its recorded SHA-256 is not the expected {expected}"
-    elif record.get("sha256") != _sha256_file(dest):
+    elif record.get("sha256") != sha256_file(dest):
         reason = "its content no longer matches the recorded SHA-256"
     if reason:
         logger.warning("%s exists but %s; downloading it again", dest, reason)
         return None
     return record
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -209,6 +210,16 @@ def _discard(temp: Path) -> None:
     """Remove a failed write's temporary; a failure to do so must not hide why it failed."""
     with contextlib.suppress(OSError):
         _remove(temp)
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes, read a MiB at a time (a corpus or a model may not fit
+    in memory twice)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
+from safetensors.torch import load_file, save_file
 from sentence_transformers import SentenceTransformer
 from support import tiny_shape
 from transformers import AutoModel
@@ -232,6 +235,49 @@ def test_checkpoint_of_other_settings_is_not_resumed(small_subwords, small_token
     other = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4, lr=5e-4)
     assert not other.resume()
     assert other.step == 0
+
+
+def test_a_checkpoint_follows_the_content_of_its_inputs_not_their_times(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """A touched input (`snakemake --touch`, a copy without its times) keeps a run's
+    checkpoint; an input of other bytes, or a starting model trained again, does not."""
+    base = _trainer(small_subwords, small_tokenizer, tmp_path / "base", max_steps=4)
+    base.run()
+    start = tmp_path / "start"
+    base.export(start, {"settings": SETTINGS})
+    data = {}
+    for lang, files in small_subwords.items():
+        data[lang] = {split: tmp_path / lang / f"{split}.parquet" for split in ("train", "dev")}
+        data[lang]["train"].parent.mkdir()
+        for split, path in data[lang].items():
+            shutil.copyfile(files[split], path)
+
+    def fine_tune() -> Trainer:
+        return Trainer(
+            TrainSettings(**{**SETTINGS, "max_steps": 4}),
+            ModelSpec("pretrained", small_tokenizer, pretrained_dir=start),
+            {lang: p["train"] for lang, p in data.items()},
+            {lang: p["dev"] for lang, p in data.items()},
+            tmp_path / "ckpt",
+        )
+
+    fine_tune().run()
+    train_file = next(iter(data.values()))["train"]
+    (weights,) = start.glob("*.safetensors")
+    for path in (train_file, weights):
+        later = path.stat().st_mtime_ns + 10**12
+        os.utime(path, ns=(later, later))
+    assert fine_tune().resume()
+
+    pq.write_table(pq.read_table(train_file).slice(1), train_file)
+    assert not fine_tune().resume()
+
+    fine_tune().run()
+    state = load_file(weights)
+    name = next(iter(state))
+    save_file({**state, name: state[name] + 0.01}, weights)
+    assert not fine_tune().resume()
 
 
 def test_sigterm_inside_the_loop_saves_and_raises(small_subwords, small_tokenizer, tmp_path):

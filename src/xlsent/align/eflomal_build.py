@@ -30,6 +30,7 @@ from pathlib import Path
 
 from xlsent.download import download
 from xlsent.errors import XlsentError
+from xlsent.io import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +56,11 @@ class EflomalError(XlsentError):
     """A build or run of the eflomal binary that failed; the message says why."""
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def fetch_sdist(dest: str | os.PathLike[str]) -> Path:
     """The sdist at `dest`: kept if it has the pinned SHA-256 (one placed there by hand on a
     machine without the internet), else downloaded there, whole or not at all."""
     dest = Path(dest)
-    if dest.is_file() and _sha256(dest) == SDIST_SHA256:
+    if dest.is_file() and sha256_file(dest) == SDIST_SHA256:
         return dest
     hint = (
         f"Where files.pythonhosted.org cannot be reached, download {SDIST_URL} elsewhere and "
@@ -92,7 +89,7 @@ def build_digest() -> str:
 
 def _unpack(sdist: Path, root: Path) -> None:
     """The files of the sdist's src/, written to root/src once the sdist is the pinned one."""
-    digest = _sha256(sdist)
+    digest = sha256_file(sdist)
     if digest != SDIST_SHA256:
         raise EflomalError(
             f"{sdist} has SHA-256 {digest}, not {SDIST_SHA256} (eflomal 2.0.0's sdist on PyPI): "

@@ -36,7 +36,7 @@ from torch import nn
 
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
-from xlsent.io import atomic_path, write_json
+from xlsent.io import atomic_path, sha256_file, write_json
 from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
@@ -316,11 +316,18 @@ class Trainer:
         return max(0.0, (s.max_steps - step) / max(1, s.max_steps - s.warmup_steps))
 
     def _fingerprint(self, train_paths: dict[str, Path], dev_paths: dict[str, Path]) -> str:
-        """What a checkpoint must match to be resumed: settings, model and input files."""
-        files = {
-            str(p): [p.stat().st_size, p.stat().st_mtime_ns]
-            for p in [*train_paths.values(), *dev_paths.values()]
-        }
+        """What a checkpoint must match to be resumed: the settings, the model entry, and the
+        content of the input files and of the directories the model starts from.
+
+        Content, not modification times: `snakemake --touch` (what docs/recovery.md advises
+        after copying a results tree) or an input rebuilt to the same bytes keeps a run's
+        checkpoint; a model it starts from that was trained again does not."""
+        spec = self.model_spec
+        paths = [*train_paths.values(), *dev_paths.values()]
+        for root in (spec.tokenizer_dir, spec.pretrained_dir):
+            if root is not None:
+                paths += sorted(p for p in Path(root).rglob("*") if p.is_file())
+        files = {str(p): sha256_file(p) for p in paths}
         blob = json.dumps(
             [
                 dataclasses.asdict(self.settings),
