@@ -179,7 +179,9 @@ class Trainer:
         self.step = 0
         self.best: dict = {"step": None, "dev_p1": -1.0}
         self.history: list[dict] = []
-        self.fingerprint = self._fingerprint(train_paths, dev_paths)
+        # The main process reads the inputs through once; the others take its fingerprint.
+        fingerprint = self._fingerprint(train_paths, dev_paths) if self.world.main else None
+        self.fingerprint = distributed.gather_objects(fingerprint, self.world)[0]
         self._stop = False
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
 
@@ -322,11 +324,10 @@ class Trainer:
         Content, not modification times: `snakemake --touch` (what docs/recovery.md advises
         after copying a results tree) or an input rebuilt to the same bytes keeps a run's
         checkpoint; a model it starts from that was trained again does not."""
-        spec = self.model_spec
         paths = [*train_paths.values(), *dev_paths.values()]
-        for root in (spec.tokenizer_dir, spec.pretrained_dir):
-            if root is not None:
-                paths += sorted(p for p in Path(root).rglob("*") if p.is_file())
+        # A set: a pretrained model's tokenizer directory is often the model's own.
+        for root in {self.model_spec.tokenizer_dir, self.model_spec.pretrained_dir} - {None}:
+            paths += [p for p in Path(root).rglob("*") if p.is_file()]
         files = {str(p): sha256_file(p) for p in paths}
         blob = json.dumps(
             [
