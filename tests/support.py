@@ -154,7 +154,23 @@ def demo_config() -> dict:
     return yaml.safe_load(DEMO_CONFIG.read_text())
 
 
+# Model weights and training checkpoints: 2.5 of the demo run's 2.6 GB (me5 three times).
+WEIGHT_SUFFIXES = (".safetensors", ".pt")
+
+
+def _copy_or_link(src: str, dst: str) -> None:
+    if src.endswith(WEIGHT_SUFFIXES):
+        os.link(src, dst)
+    else:
+        shutil.copy2(src, dst)
+
+
 def copy_tree(src: Path, dst: Path) -> Path:
-    """A copy of a finished run (results, logs, .snakemake metadata) for a test to change."""
-    shutil.copytree(src, dst, symlinks=True)
+    """A copy of a finished run (results, logs, .snakemake metadata) for a test to change.
+
+    Its weight files are hard links to the original's, not copies: the workflow writes
+    weights only into a new directory or under a temporary name that it renames
+    (xlsent.io.atomic_path), so a run in the copy replaces a link and never writes through
+    it. A test must not change a weight file of a copy in place."""
+    shutil.copytree(src, dst, symlinks=True, copy_function=_copy_or_link)
     return dst
