@@ -165,12 +165,13 @@ def _copy_or_link(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
-def copy_tree(src: Path, dst: Path) -> Path:
+def copy_tree(src: Path, dst: Path, *, link_weights: bool = False) -> Path:
     """A copy of a finished run (results, logs, .snakemake metadata) for a test to change.
 
-    Its weight files are hard links to the original's, not copies: the workflow writes
-    weights only into a new directory or under a temporary name that it renames
-    (xlsent.io.atomic_path), so a run in the copy replaces a link and never writes through
-    it. A test must not change a weight file of a copy in place."""
-    shutil.copytree(src, dst, symlinks=True, copy_function=_copy_or_link)
+    With `link_weights`, its weight files are hard links to the original's, not copies: the
+    workflow writes weights only into a new directory or under a temporary name that it
+    renames (xlsent.io.atomic_path), so a run in the copy replaces a link and never writes
+    through it. For the demo run (me5); a test must not change a linked file in place."""
+    copy = _copy_or_link if link_weights else shutil.copy2
+    shutil.copytree(src, dst, symlinks=True, copy_function=copy)
     return dst

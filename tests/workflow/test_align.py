@@ -43,7 +43,7 @@ def _check_language(workdir, aligner: str, lang: str, shard_size: int) -> dict:
 
 
 def test_eflomal_shards_of_the_demo(demo_run, tmp_path):
-    workdir = copy_tree(demo_run, tmp_path / "run")
+    workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     configfile = workdir / "config.yaml"
     targets = _manifests("eflomal", LANGS)
     for lang in LANGS:
@@ -120,7 +120,7 @@ def test_wspalign_with_a_local_checkpoint(demo_run, tmp_path):
     tokenizer.model_max_length = 298
     tokenizer.save_pretrained(checkpoint)
 
-    workdir = copy_tree(demo_run, tmp_path / "run")
+    workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     config = demo_config()
     config["align"] = {
         "method": "wspalign",

@@ -170,7 +170,7 @@ def test_nothing_reruns_when_nothing_changed(demo_run):
 
 
 def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_path):
-    workdir = copy_tree(demo_run, tmp_path / "run")
+    workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     config = demo_config()
     config.setdefault("evaluate", {})["batch_size"] = 32
     changed = write_config(workdir / "changed.yaml", config)
@@ -179,7 +179,7 @@ def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_pa
 
 
 def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
-    workdir = copy_tree(demo_run, tmp_path / "run")
+    workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     config = demo_config()
     config["corpus"]["max_pairs"] = 500
     changed = write_config(workdir / "changed.yaml", config)

@@ -251,7 +251,7 @@ def _status(workdir: Path, configfile: Path) -> str:
 
 
 def test_status_says_what_reruns_and_why(demo_run, tmp_path):
-    workdir = copy_tree(demo_run, tmp_path / "run")
+    workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     assert _status(workdir, workdir / "config.yaml").startswith("Nothing to redo")
     config = demo_config()
     config["runs"]["dap"]["train"]["rtl_weight"] = 0.25
@@ -267,7 +267,7 @@ def test_status_says_what_reruns_and_why(demo_run, tmp_path):
 def test_status_lists_results_whose_inputs_were_deleted_by_hand(demo_run, tmp_path):
     """Snakemake keeps an output whose intermediate input was deleted (its rule for temporary
     files); the status names it and the command that recomputes it."""
-    workdir = copy_tree(demo_run, tmp_path / "run")
+    workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     shutil.rmtree(workdir / "results/models/tr/seed42")
     out = _status(workdir, workdir / "config.yaml")
     assert "results/eval/tatoeba/tr/seed42.parquet (from results/models/tr/seed42)" in out
