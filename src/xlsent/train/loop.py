@@ -325,9 +325,15 @@ class Trainer:
         after copying a results tree) or an input rebuilt to the same bytes keeps a run's
         checkpoint; a model it starts from that was trained again does not."""
         paths = [*train_paths.values(), *dev_paths.values()]
-        # A set: a pretrained model's tokenizer directory is often the model's own.
-        for root in {self.model_spec.tokenizer_dir, self.model_spec.pretrained_dir} - {None}:
-            paths += [p for p in Path(root).rglob("*") if p.is_file()]
+        # One root per directory: a pretrained model's tokenizer directory is often the
+        # model's own, however the command line spells the two. Keyed by the resolved path,
+        # hashed under the given one, so that a results tree moved elsewhere keeps its runs.
+        roots: dict[Path, Path] = {}
+        for root in (self.model_spec.tokenizer_dir, self.model_spec.pretrained_dir):
+            if root is not None:
+                roots.setdefault(Path(root).resolve(), Path(root))
+        for root in roots.values():
+            paths += [p for p in root.rglob("*") if p.is_file()]
         files = {str(p): sha256_file(p) for p in paths}
         blob = json.dumps(
             [
