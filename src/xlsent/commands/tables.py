@@ -232,10 +232,14 @@ def _add_plots(sub: Subparsers) -> None:
 
 
 def plots(args: argparse.Namespace) -> None:
+    import polars as pl
+
     from xlsent import plots as figures
 
     figures.group_bars(args.summary, list(_groups(args.groups)), args.bars)
-    figures.dev_curves(lang_paths(args.logs), args.curves)
+    # The curves' runs in the colours the bars gave them: the summary's order.
+    runs = pl.read_csv(args.summary, columns=["run"])["run"].to_list()
+    figures.dev_curves(lang_paths(args.logs), args.curves, runs)
     log.info("wrote %s and %s", args.bars, args.curves)
 
 
