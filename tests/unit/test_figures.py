@@ -302,8 +302,15 @@ def test_the_panels_points_are_what_matplotlib_draws(tmp_path):
             assert colour == pytest.approx(want_colour)
     labels = figure.axes[0].get_legend_handles_labels()[1]
     assert labels == ["en (en-kk)", "kk", "en (en-te)", "te"]
+    # One legend, below the panels: over no point of either, and within the figure.
+    (legend,) = figure.legends
+    assert [t.get_text() for t in legend.get_texts()] == labels
+    figure.draw_without_rendering()
+    box = legend.get_window_extent()
+    assert not any(box.overlaps(ax.get_window_extent()) for ax in figure.axes)
+    assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1 and figure.bbox.y0 <= box.y0
     save_png(figure, tmp_path / "two.png")
-    assert _png_size(tmp_path / "two.png") == (1260, 660)  # 2 × 4.2 by 4.4 inches at 150 dpi
+    assert _png_size(tmp_path / "two.png") == (1260, 690)  # 2 × 4.2 by 4.6 inches at 150 dpi
 
 
 # -- the figures, end to end -----------------------------------------------------------------
@@ -335,7 +342,7 @@ def test_aligned_words_figure(small_word_spans, small_corpus, models, tmp_path, 
         stats=tmp_path / "words.json",
     )
     assert json.loads((tmp_path / "words.json").read_text()) == record
-    assert _png_size(tmp_path / "words.png") == (1260, 660)
+    assert _png_size(tmp_path / "words.png") == (1260, 690)
     pairs = pl.DataFrame(record["pairs"])
     assert pairs["lang"].to_list() == ["kk"] * 21 + ["de"] * 20
     # The pairs of each language: the first that both runs' encoders read, the same for both.

@@ -322,9 +322,12 @@ class Panel:
 
 def draw(panels: Sequence[Panel]):
     """The panels side by side: English red, the other language blue, a marker per language
-    (its English side too). Returns the matplotlib figure."""
+    (its English side too), one legend below them (never over a point). Returns the
+    matplotlib figure."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.4), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(4.2 * len(panels), 4.6), squeeze=False, layout="constrained"
+    )
     langs = list(dict.fromkeys(lang for panel in panels for lang in panel.lang))
     for ax, panel in zip(axes[0], panels, strict=True):
         for lang, marker in zip(langs, MARKERS, strict=False):
@@ -344,7 +347,12 @@ def draw(panels: Sequence[Panel]):
         ax.set_xlabel(panel.xlabel, fontsize=8)
         ax.set_ylabel(panel.ylabel, fontsize=8)
         ax.tick_params(labelsize=7)
-    axes[0][0].legend(fontsize=7, markerscale=1.5)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    # Rows of at most four entries a panel's width (two languages' en and xx side by side).
+    columns = min(len(labels), 4 * len(panels))
+    fig.legend(
+        handles, labels, loc="outside lower center", ncols=columns, fontsize=7, markerscale=2
+    )
     return fig
 
 
