@@ -24,6 +24,24 @@ Choices the paper leaves open, made here:
   contributes one term per link.
 - Cost. Each sentence's aligned words are sampled (`train.awp_samples`; 0: eq. 4 exactly):
   the choice and its estimator are in docs/methods.md#wacse.
+
+Relations:
+- A term of WACSE's eq. 11, β·L_AWP beside α·L_TR (`tr`) and γ·L_WTR (`wtr`), weighed in
+  `xlsent.train.objectives`; with γ = 0 the ablation `tr-awp`.
+- The cross-entropy of MLM (`mlm`) through the same MLM head (`xlsent.models.mlm_head`, the
+  one an `mlm` run trained when the run starts from it), but a masked word predicts its
+  aligned word in the other sentence, not itself, and the terms are summed per link over
+  2N, not averaged over positions.
+- RTL (`rtl`, DAP) also predicts the other side's tokens: the whole English sentence, by a
+  head of its own, where AWP predicts one aligned word at a time.
+
+Example: two masked positions, the second weighing half (a word clipped to two subwords);
+their cross-entropies log(1 + 2e^-2) and log 3, weighed and summed over 2N = 2:
+
+    >>> logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    >>> targets, weights = torch.tensor([0, 2]), torch.tensor([1.0, 0.5])
+    >>> round(aligned_word_prediction_loss(logits, targets, weights, n_pairs=1).item(), 4)
+    0.3944
 """
 
 from __future__ import annotations

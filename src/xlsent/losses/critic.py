@@ -10,6 +10,16 @@ vectors. The critic is trained to lower L_disc; the encoder's head to raise it (
 adversarial loss is L_adv = −L_disc), so that the critic cannot tell the languages apart.
 
 Inputs: the critic's scores of the source batch (B_s) and of the target batch (B_t).
+
+Relations:
+- One of `dualpivot-unsup`'s two terms: the critic steps (`critic_steps`, κ) lower it, then
+  the head trains on −L_disc + λ·L_cycle (`cycle`; `xlsent.train.dualpivot`). It compares
+  no pair, so with `cycle` it needs no translation (`unpaired`).
+
+Example: mean source score 2, mean target score 1:
+
+    >>> critic_loss(torch.tensor([1.0, 3.0]), torch.tensor([0.5, 0.5, 2.0])).item()
+    1.0
 """
 
 from __future__ import annotations

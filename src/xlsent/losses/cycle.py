@@ -11,6 +11,22 @@ hardest and n − 1 random ones, margin α).
 
 Inputs: the unit vectors of the source batch and of its round trips (B_s×d each), the same
 for the target batch, and each batch's random negatives (as `triplet_ranking_loss` takes).
+
+Relations:
+- One of `dualpivot-unsup`'s two terms: the head (with F and G) trains on −L_disc +
+  λ·L_cycle (`critic`; λ is `cycle_weight`; `xlsent.train.dualpivot`).
+- `triplet`'s h, applied to each language's round trips instead of to translation pairs:
+  where `dualpivot-sup` needs aligned pairs, this needs none.
+
+Example: round trips that bring each sentence back cost nothing at margin 0.5; source
+round trips that swap the two sentences cost each of them (0.5 − 0 + 1) twice (as a and as
+b), 3.0:
+
+    >>> eye, hardest_only = torch.eye(2), torch.zeros(2, 0, dtype=torch.long)
+    >>> cycle_loss(eye, eye, eye, eye, hardest_only, hardest_only, margin=0.5).item()
+    0.0
+    >>> cycle_loss(eye, eye.flip(0), eye, eye, hardest_only, hardest_only, margin=0.5).item()
+    3.0
 """
 
 from __future__ import annotations

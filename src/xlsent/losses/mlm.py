@@ -21,6 +21,24 @@ Inputs: the MLM head's logits (P×V) at the P chosen positions of the batch, and
 they must predict (P). Which positions, and how they are corrupted and laid out, is the
 collator's (`xlsent.train.collate.mask_tokens`, `Collator`); this module only averages (over
 the micro-batch's chosen subwords, as the code's cross-entropy over its GPU's batch).
+
+Relations:
+- MLM alone is the `mlm` method (pretraining, from which the demo's encoder runs start); TLM
+  alone is `tlm`, and TR+TLM (`tr-tlm`) adds w·L_TLM to TR (`tr`), weighed in
+  `xlsent.train.objectives`.
+- AWP (`awp`, WACSE) predicts with the same MLM head (`xlsent.models.mlm_head`) the aligned
+  word of the other sentence instead of the masked subword itself.
+- RTL (`rtl`, DAP) is the same mean cross-entropy over another head's predictions of the
+  English sentence.
+
+Example: two chosen positions, one predicted at logit margin 1 (log(1 + e^-1)), one at
+chance (log 2), averaged; no position chosen gives 0:
+
+    >>> logits = torch.tensor([[1.0, 0.0], [0.0, 0.0]])
+    >>> round(masked_lm_loss(logits, torch.tensor([0, 1])).item(), 4)
+    0.5032
+    >>> masked_lm_loss(torch.zeros(0, 5), torch.zeros(0, dtype=torch.long)).item()
+    0.0
 """
 
 from __future__ import annotations

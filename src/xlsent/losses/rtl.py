@@ -34,6 +34,22 @@ Choices the paper leaves open, made as DAP's released code (ChillingDream/DAP) m
   reaching only its own rows, and DDP averages the gradients: the update is
   (1/8)·∇(L_TR + 0.8·L_RTL). The numbers of the paper come from that code, so
   `train.rtl_weight` defaults to 0.8 (docs/methods.md: the derivation).
+
+Relations:
+- DAP's second term: L = L_TR + w·L_RTL (eq. 7; `tr`, weighed in `xlsent.train.objectives`).
+- The same mean cross-entropy as MLM and TLM (`mlm`), of another head's logits: RTL's head
+  (`xlsent.models.rtl_head`) rebuilds the English sentence from the foreign sentence's
+  states, where MLM restores masked subwords of its own input. TR+TLM (`mlm`'s TLM beside
+  TR) is the baseline DAP's Table 1 sets it against.
+- AWP (`awp`, WACSE) also predicts the other side's tokens, one aligned word at a time
+  through the encoder's own MLM head.
+
+Example: three English tokens, two predicted at logit margin 1 (log(1 + e^-1) each), one
+at chance over two rows (log 2), averaged:
+
+    >>> logits = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> round(representation_translation_loss(logits, torch.tensor([0, 1, 1])).item(), 4)
+    0.4399
 """
 
 from __future__ import annotations

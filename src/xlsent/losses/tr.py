@@ -24,6 +24,34 @@ Choices the papers leave open, made here:
   averages in the reverse direction.
 - On several GPUs the candidates are the sentences of every GPU's micro-batch (`gather`), so
   the negatives are those of the global micro-batch while each GPU scores its own queries.
+
+Relations:
+- The spine of the sentence-encoder methods (`xlsent.train.objectives` weighs it): the
+  whole objective of method `tr`; the α·L_TR term of WACSE's eq. 11 beside `awp` and `wtr`
+  (method `wacse`, and its ablation runs `tr-awp`, `tr-wtr`); DAP's L_TR beside w·L_RTL
+  (`rtl`, eq. 7, method `dap`); and TR+TLM's beside w·L_TLM (`mlm`, method `tr-tlm`).
+- Its cached twin, `xlsent.train.cached_tr` (`negatives: batch`, the default), computes this
+  same loss over the whole batch of several micro-batches by gradient caching: the same
+  value and parameter gradient as one pass over the batch. `negatives: micro_batch` calls
+  this function per micro-batch instead, each query ranking only its micro-batch.
+- `wtr` is its word-level twin: the same softmax over cosine / τ, but an aligned word ranks
+  the words of its own pair's other sentence, not the batch's sentences.
+- `triplet` (dual-pivot transfer) also ranks a pair's translation above the batch's other
+  sentences by cosine, with a margin hinge on the hardest and n − 1 random negatives where
+  this takes a softmax over all of them.
+- `fwd` is sentence-transformers' MultipleNegativesRankingLoss (cosine, scale 1/τ: its
+  default 20 is τ = 0.05), and `xlsent.train.cached_tr` its
+  CachedMultipleNegativesRankingLoss.
+
+Example: two pairs whose translations point their own way; at τ = 1 each query's term is
+log(1 + e^-1) (its translation at cosine 1, the other at 0), at τ = 0.05 nearly nothing.
+
+    >>> xx = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> en = torch.tensor([[2.0, 0.0], [0.0, 3.0]])  # lengths do not count: cosine
+    >>> round(translation_ranking_loss(xx, en, temperature=1.0).item(), 4)
+    0.3133
+    >>> round(translation_ranking_loss(xx, en).item(), 4)
+    0.0
 """
 
 from __future__ import annotations

@@ -16,6 +16,24 @@ trainer so that this stays a pure function), and the margin α.
 The paper writes a hinge; the authors' code (cctien/bimultialign, `triplet_ranking_criterion`)
 instead averages s(neg) − s(pos) over the hardest negatives and the random ones the margin
 lets through, with no hinge: `hinge=False` computes that variant.
+
+Relations:
+- L_sup, all of `dualpivot-sup`'s objective (`xlsent.train.dualpivot`, the negatives from
+  `random_negatives`); h is also the building block of `cycle` (`dualpivot-unsup`).
+- The margin counterpart of TR (`tr`): both rank a pair's translation above the batch's
+  other sentences by cosine; TR with a softmax over all of them at temperature τ, this with
+  a hinge at margin α on the hardest and n − 1 random ones, in both directions.
+
+Example: two pairs (positives 0.9 and 0.8 on the diagonal), only the hardest negatives:
+pair 0's cost max(0, 0.5 − 0.9 + 0.5) = 0.1 for b_1, pair 1's 0.2 for a_0, the rest 0, so
+h averages 0.15; the code's variant averages s(neg) − s(pos), −0.5:
+
+    >>> sim = torch.tensor([[0.9, 0.5], [0.2, 0.8]])
+    >>> hardest_only = torch.zeros(2, 0, dtype=torch.long)
+    >>> round(triplet_ranking_loss(sim, hardest_only, margin=0.5).item(), 4)
+    0.15
+    >>> round(triplet_ranking_loss(sim, hardest_only, margin=0.5, hinge=False).item(), 4)
+    -0.5
 """
 
 from __future__ import annotations

@@ -21,6 +21,25 @@ Choices the paper leaves open, made here:
 - The paper writes eq. 6 without a temperature, as it writes the TR loss of eq. 9, which is
   trained with τ = 0.05; WTR takes the same τ by default.
 - Each link is one term in each direction.
+
+Relations:
+- A term of WACSE's eq. 11, γ·L_WTR beside α·L_TR (`tr`) and β·L_AWP (`awp`), weighed in
+  `xlsent.train.objectives`; with β = 0 the ablation `tr-wtr`.
+- TR's word-level twin (`tr`): the same softmax over cosine / τ (`wtr_temperature`, TR's
+  0.05 by default), a word ranking its own pair's other sentence's words where a sentence
+  ranks the batch's sentences; summed over links and divided by 2N where TR averages.
+- Its word vectors come from the pass that gives TR's sentence vectors
+  (`xlsent.train.objectives.word_vectors`); WACSE Figure 1 draws vectors made alike
+  (`xlsent.evaluate.figures.word_vectors`).
+
+Example: one pair of two words a side, each linked to the word pointing its way; at τ = 1
+each of the 4 terms (2 links, both directions) is log(1 + e^-1), summed over 2N = 2:
+
+    >>> words = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> valid, links = torch.ones(1, 2, dtype=torch.bool), torch.tensor([[0, 0, 0], [0, 1, 1]])
+    >>> loss = word_translation_ranking_loss(words, valid, words, valid, links, temperature=1.0)
+    >>> round(loss.item(), 4)
+    0.6265
 """
 
 from __future__ import annotations

@@ -19,6 +19,29 @@ exactly, at the memory of one micro-batch:
 The word-level objectives (AWP, WTR, RTL) are per pair: step 3 adds them per micro-batch, as
 without caching. The cost is one more encoder pass without a graph per micro-batch, about a
 third of a step's compute.
+
+Relations:
+- The cached twin of `xlsent.losses.tr` (`negatives: batch`, the default; chosen in
+  `xlsent.train.step`): step 2 calls `translation_ranking_loss` on every micro-batch's
+  vectors at once, so the value and the parameter gradient are those of one pass over the
+  whole batch. `negatives: micro_batch` calls it per micro-batch in
+  `xlsent.train.objectives.Objectives.forward`, with fewer negatives and one pass fewer.
+- `xlsent.train.objectives.Objectives.forward` takes step 2's gradients (`tr_grads`) for
+  step 3, where the per-pair terms (`awp`, `wtr`, `rtl`, TLM) are added as without caching.
+- sentence-transformers' CachedMultipleNegativesRankingLoss is the same technique around
+  its MultipleNegativesRankingLoss, which TR's `fwd` is.
+
+Example: two micro-batches of one pair each (rows: the non-English sentence, then its
+translation). Alone, a micro-batch's query has no negative (loss 0); over the batch each
+query ranks both translations, log(1 + e^-1) at τ = 1:
+
+    >>> first = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    >>> second = torch.tensor([[0.0, 1.0], [0.0, 1.0]])
+    >>> translation_ranking_loss(first[:1], first[1:], temperature=1.0).item()
+    0.0
+    >>> grads, loss = batch_gradients([first, second], weight=1.0, temperature=1.0, direction="fwd")
+    >>> round(loss, 4), [tuple(g.shape) for g in grads]
+    (0.3133, [(2, 2), (2, 2)])
 """
 
 from __future__ import annotations
