@@ -81,6 +81,54 @@ def test_links_and_anchors_resolve():
     assert not broken, "\n".join(broken)
 
 
+def _defines(path: Path, name: str) -> bool:
+    """Whether `path` defines every part of the dotted `name` (a function, class, method or
+    module-level constant)."""
+    text = path.read_text()
+    return all(
+        re.search(rf"^\s*(def|class) {part}\b|^{part} *[:=]", text, re.M)
+        for part in name.split(".")
+    )
+
+
+def test_the_method_map_names_what_exists():
+    """development.md's "Finding a method's parts": every `module:function` (and the bare
+    names after it, of the same module), input function (and the rule calling it) and core
+    test it names exists."""
+    text = (ROOT / "docs" / "development.md").read_text()
+    section = text[text.index("## Finding a method's parts") : text.index("Which run kind")]
+    rows = [
+        line
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith(("| method", "| ---"))
+    ]
+    assert len(rows) == 9
+    common = ROOT / "workflow" / "rules" / "common.smk"
+    rules = "".join(path.read_text() for path in common.parent.glob("*.smk"))
+    missing = []
+    for row in rows:
+        _, _, _, _, code, inputs, _, core, _, _ = row.split("|")
+        for group in code.split(";"):
+            module = None
+            for token in re.findall(r"`([^`]+)`", group):
+                if re.fullmatch(r"[\w/]+\.py:[\w.]+", token):
+                    path, name = token.split(":")
+                    module = ROOT / "src" / "xlsent" / path
+                elif re.fullmatch(r"[A-Za-z_][\w.]*", token) and module is not None:
+                    path, name = module.relative_to(ROOT / "src" / "xlsent"), token
+                else:
+                    continue
+                if not module.exists() or not _defines(module, name):
+                    missing.append(f"{path}:{name}")
+        for name in re.findall(r"`([a-z0-9]+(?:_[a-z0-9]+)+)`", inputs):
+            if not _defines(common, name) and f"rule {name}:" not in rules:  # or its rule
+                missing.append(f"common.smk:{name}")
+        for file, test in re.findall(r"`(\w+\.py)::(\w+)`", core):
+            if not _defines(ROOT / "tests" / "unit" / file, test):
+                missing.append(f"{file}::{test}")
+    assert not missing
+
+
 def test_the_readme_stays_a_page_with_the_newcomer_commands():
     readme = (ROOT / "README.md").read_text()
     assert len(readme.splitlines()) <= 100
