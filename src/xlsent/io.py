@@ -222,6 +222,16 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
+def sha256_tree(directory: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a directory's content: each file's relative path and SHA-256, in sorted
+    order (a model directory: the same weights and tokenizer give the same digest wherever the
+    directory lies)."""
+    root = Path(directory)
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    listing = "".join(f"{p.relative_to(root).as_posix()}\t{sha256_file(p)}\n" for p in files)
+    return hashlib.sha256(listing.encode()).hexdigest()
+
+
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n")

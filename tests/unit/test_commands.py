@@ -81,6 +81,11 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ("tables_transfer", "{input}"): ["mlm/seed42.parquet dualpivot-sup/seed42.parquet"],
     ("tables_bli", "{input}"): ["b2v/seed0/de.en2xx.parquet"],
     ("tables_cost", "{input.tables}"): ["results/tables/tatoeba.csv results/plots/bars.png"],
+    ("encode", "{params.sentences}"): [
+        "--dir results/demo/tatoeba --langs de kk",
+        "--pairs de=results/corpus/de/mining.parquet kk=results/corpus/kk/mining.parquet",
+        "--dir results/data/bucc2018 --langs de fr --splits sample training",
+    ],
     ("eval_mteb", "{params.args}"): [
         "",
         "--tatoeba-dir results/data/tatoeba",
@@ -105,6 +110,10 @@ CONDITIONAL = {
     ("bisent2vec-eval-tatoeba", "model"): "one of --model and --models (a required group)",
     ("bisent2vec-eval-tatoeba", "models"): "one of --model and --models (a required group)",
     ("eval-mteb", "cache_dir"): "evaluate.mteb.cache_dir: when set",
+    ("encode", "dir"): "the folder of the files: source tatoeba or bucc2018",
+    ("encode", "langs"): "the languages: source tatoeba or bucc2018",
+    ("encode", "splits"): "BUCC 2018's splits: source bucc2018",
+    ("encode", "pairs"): "the held-out splits: source mining",
 }
 
 _HEADER = re.compile(r"^\s*(?:rule|checkpoint)\s+(\w+):")

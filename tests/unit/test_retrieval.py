@@ -178,8 +178,9 @@ def test_the_word_vector_command_retrieves_by_tfidf(tmp_path):
 
 # -- encoder runs: their own sentence vectors ----------------------------------------------------
 def test_the_encoder_command_retrieves_with_the_encoders_vectors(tmp_path):
-    # A tiny saved encoder, three held-out pairs in the Tatoeba layout: eval-retrieval's rows
-    # are those of the Tatoeba evaluation of the same encoder on the same pairs.
+    # A tiny saved encoder, three held-out pairs in the Tatoeba layout, encoded once (encode):
+    # eval-retrieval's rows from those vectors are those of the Tatoeba evaluation of the
+    # encoder itself on the same pairs.
     import torch
 
     from xlsent.cli import main
@@ -189,20 +190,25 @@ def test_the_encoder_command_retrieves_with_the_encoders_vectors(tmp_path):
     model = save_tiny_model(tmp_path / "model")
     (tmp_path / "tatoeba.deu-eng.deu").write_text("die katze\ndie\nkatze\n", encoding="utf-8")
     (tmp_path / "tatoeba.deu-eng.eng").write_text("the cat\nthe\ncat\n", encoding="utf-8")
-    out = tmp_path / "retrieval.parquet"
+    out, vectors = tmp_path / "retrieval.parquet", tmp_path / "tatoeba.arrow"
     threads = torch.get_num_threads()  # the command sets the process's (its job's) threads
     try:
         main(
             [
-                *("eval-retrieval", "--from", "tatoeba", "--pairs", f"de={tmp_path}"),
-                *("--model", str(model), "--run", "tr", "--seed", "42", "--threads", "1"),
+                *("encode", "--source", "tatoeba", "--dir", str(tmp_path), "--langs", "de"),
+                *("--model", str(model), "--threads", "1", "--out", str(vectors)),
                 "--encoding",
                 json.dumps({"max_length": 16, "batch_size": 2, "device": "cpu"}),
-                *("--out", str(out)),
             ]
         )
     finally:
         torch.set_num_threads(threads)
+    main(
+        [
+            *("eval-retrieval", "--from", "tatoeba", "--pairs", f"de={tmp_path}"),
+            *("--vectors", str(vectors), "--run", "tr", "--seed", "42", "--out", str(out)),
+        ]
+    )
     rows = pl.read_parquet(out)
     expected = tatoeba.evaluate(load_encoder(model, 16, 2, "cpu"), tmp_path, ["de"])
     assert rows.select("lang", "direction", "value", "n").to_dicts() == [

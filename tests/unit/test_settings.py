@@ -213,10 +213,12 @@ def test_the_evaluate_stages_settings_objects_have_the_schemas_keys(cls, block):
 
 
 def test_the_evaluations_encoding_settings_are_the_evaluate_blocks_scalars():
-    """`--encoding` of every encoder evaluation carries the `evaluate` block's scalar keys
-    (its objects are the tasks' own settings), `max_length` null resolved to the run's."""
+    """`--encoding` of every job that encodes carries the `evaluate` block's scalar keys but
+    its resources (its objects are the tasks' own settings), `max_length` null resolved to
+    the run's."""
     scalars = {k for k, p in SCHEMA["evaluate"]["properties"].items() if p["type"] != "object"}
-    assert {field.name for field in dataclasses.fields(EncodingSettings)} == scalars
+    settings = scalars - set(NOT_PROGRAM_SETTINGS["evaluate"])
+    assert {field.name for field in dataclasses.fields(EncodingSettings)} == settings
     config = load(ROOT / "resources/demo/config.yaml", ROOT / "workflow/schemas/config.schema.yaml")
     run = next(iter(config["runs"]))
     config["evaluate"]["max_length"] = None
@@ -228,8 +230,8 @@ def test_the_evaluations_encoding_settings_are_the_evaluate_blocks_scalars():
 
 def test_an_evaluation_names_an_unknown_encoding_setting(tmp_path, caplog):
     encoding = {"max_length": 16, "batch_size": 2, "devices": "cpu"}
-    argv = ["eval-tatoeba", "--dir", str(tmp_path), "--langs", "de", "--model", str(tmp_path)]
-    argv += ["--run", "tr", "--seed", "42", "--threads", "1", "--out", str(tmp_path / "o")]
+    argv = ["encode", "--source", "tatoeba", "--dir", str(tmp_path), "--langs", "de"]
+    argv += ["--model", str(tmp_path), "--threads", "1", "--out", str(tmp_path / "o")]
     with caplog.at_level(logging.ERROR), pytest.raises(SystemExit) as stopped:
         main([*argv, "--encoding", json.dumps(encoding)])
     assert stopped.value.code == 2

@@ -355,6 +355,44 @@ def encoding_of(wildcards):
     return as_json(encoding_settings(config, wildcards.run))
 
 
+# -- sentence vectors: an encoder run's, per source, that its evaluations read -----------------
+
+from xlsent.config import vector_source, vector_sources
+
+VECTORS = "results/vectors/{run}/seed{seed}/{source}.arrow"
+# {source: languages} of the encode jobs (xlsent.config.vector_sources).
+VECTOR_SOURCES = vector_sources(config)
+
+
+def vectors_of(task):
+    """The input function of an evaluation `task`'s sentence vectors (the run's, its source's)."""
+    source = vector_source(config, task)
+    return lambda w: VECTORS.format(run=w.run, seed=w.seed, source=source)
+
+
+def encode_inputs(wildcards):
+    """The model, and the files whose sentences the source's encode job encodes."""
+    langs = VECTOR_SOURCES[wildcards.source]
+    files = {
+        "tatoeba": lambda: tatoeba_files(langs),
+        "mining": lambda: expand(MINING_PAIRS, lang=langs),
+        "bucc2018": lambda: bucc_files(langs),
+    }[wildcards.source]()
+    return {"model": f"results/models/{wildcards.run}/seed{wildcards.seed}", "sentences": files}
+
+
+def encode_args(wildcards, input):
+    """The flags of `xlsent encode` that say where the source's sentences are."""
+    langs = VECTOR_SOURCES[wildcards.source]
+    if wildcards.source == "mining":
+        return "--pairs " + lang_args(MINING_PAIRS, langs)
+    if wildcards.source == "tatoeba":
+        return shlex.join(["--dir", str(Path(input.sentences[0]).parent), "--langs", *langs])
+    return shlex.join(
+        ["--dir", bucc_dir(input.sentences), "--langs", *langs, "--splits", *BUCC_SPLITS]
+    )
+
+
 # -- bisent2vec ------------------------------------------------------------------------
 
 BISENT2VEC_SOURCE = Path(workflow.basedir) / "csrc" / "bisent2vec"
@@ -555,6 +593,7 @@ def gpus_per_job():
     ]
     if ALIGN["method"] == "wspalign":
         held.append(f"align={ALIGN['wspalign']['gpus']}")
+    held += [f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")]
     return held
 
 

@@ -1,4 +1,5 @@
-# Evaluate stage: one job per (task, run, seed).
+# Evaluate stage: one job per (task, run, seed); an encoder run's sentences are encoded once
+# per source (encode), and its Tatoeba, retrieval and mining jobs read the vectors.
 
 
 if not TATOEBA["dir"]:
@@ -24,9 +25,43 @@ if not TATOEBA["dir"]:
             " 2> {log}"
 
 
+rule encode:
+    # A run's vectors of every distinct sentence of one source (xlsent.evaluate.vectors): the
+    # Tatoeba files, the held-out mining split, or BUCC 2018's files, of every language an
+    # evaluation reads from it. The only job of an evaluation that loads the encoder; the
+    # evaluations look their sentences up and search and score on CPUs.
+    input:
+        unpack(encode_inputs),
+    output:
+        VECTORS,
+    log:
+        "logs/eval/encode/{run}/seed{seed}/{source}.log",
+    benchmark:
+        "results/benchmarks/eval/encode/{run}/seed{seed}/{source}.tsv"
+    wildcard_constraints:
+        run=names_regex(SENTENCE_ENCODER_RUNS),
+        source="|".join(VECTOR_SOURCES) or "none",
+    conda:
+        "../../envs/eval.yaml"
+    # Minutes for xlm-roberta-base on the CPU for Tatoeba's ~1000 pairs a language; BUCC
+    # 2018's training split is ~400K sentences a side per language: hours on the CPU, where
+    # evaluate.gpus gives it a GPU (evaluate.device auto takes it).
+    threads: 4
+    resources:
+        gpu=config["evaluate"]["gpus"],
+        mem_mb=lambda w, attempt: 8000 * attempt,
+        runtime=lambda w, attempt: (480 if w.source == "bucc2018" else 60) * attempt,
+    params:
+        sentences=encode_args,
+        encoding=encoding_of,
+    shell:
+        "xlsent encode --source {wildcards.source} {params.sentences} --model {input.model}"
+        " --encoding {params.encoding:q} --threads {threads} --out {output} 2> {log}"
+
+
 rule eval_tatoeba:
     input:
-        model="results/models/{run}/seed{seed}",
+        vectors=vectors_of("tatoeba"),
         data=tatoeba_files(EVAL_LANGS),
     output:
         "results/eval/tatoeba/{run}/seed{seed}.parquet",
@@ -39,20 +74,18 @@ rule eval_tatoeba:
         run=names_regex(SENTENCE_ENCODER_RUNS),
     conda:
         "../../envs/eval.yaml"
-    # Encodes each language's ~1000 Tatoeba pairs on CPU (evaluate.device auto finds no GPU
-    # in a CPU job): minutes for xlm-roberta-base; one job per run and seed.
-    threads: 4
+    # Exact search among each language's ~1000 pairs: seconds.
+    threads: 1
     resources:
-        mem_mb=lambda w, attempt: 8000 * attempt,
-        runtime=lambda w, attempt: 60 * attempt,
+        mem_mb=lambda w, attempt: 4000 * attempt,
+        runtime=lambda w, attempt: 30 * attempt,
     params:
         dir=lambda w, input: Path(input.data[0]).parent,
         langs=EVAL_LANGS,
-        encoding=encoding_of,
     shell:
-        "xlsent eval-tatoeba --model {input.model} --dir {params.dir} --langs {params.langs}"
-        " --run {wildcards.run} --seed {wildcards.seed} --encoding {params.encoding:q}"
-        " --threads {threads} --out {output} 2> {log}"
+        "xlsent eval-tatoeba --vectors {input.vectors} --dir {params.dir}"
+        " --langs {params.langs} --run {wildcards.run} --seed {wildcards.seed}"
+        " --out {output} 2> {log}"
 
 
 rule eval_tatoeba_bisent2vec:
@@ -94,7 +127,7 @@ rule eval_retrieval:
     # with an encoder's own sentence vectors: xx→en and en→xx P@1 per language of
     # evaluate.retrieval.languages.
     input:
-        model="results/models/{run}/seed{seed}",
+        vectors=vectors_of("retrieval"),
         pairs=retrieval_pair_files(),
     output:
         "results/eval/retrieval/{run}/seed{seed}.parquet",
@@ -106,19 +139,18 @@ rule eval_retrieval:
         run=names_regex(SENTENCE_ENCODER_RUNS),
     conda:
         "../../envs/eval.yaml"
-    # Encodes both sides of up to corpus.mining_pairs pairs per language (as eval_tatoeba).
-    threads: 4
+    # Exact search among up to corpus.mining_pairs pairs per language (as eval_tatoeba).
+    threads: 1
     resources:
-        mem_mb=lambda w, attempt: 8000 * attempt,
-        runtime=lambda w, attempt: 60 * attempt,
+        mem_mb=lambda w, attempt: 4000 * attempt,
+        runtime=lambda w, attempt: 30 * attempt,
     params:
         source=RETRIEVAL["from"],
         pairs=retrieval_pairs,
-        encoding=encoding_of,
     shell:
         "xlsent eval-retrieval --from {params.source} --pairs {params.pairs}"
-        " --model {input.model} --run {wildcards.run} --seed {wildcards.seed}"
-        " --encoding {params.encoding:q} --threads {threads} --out {output} 2> {log}"
+        " --vectors {input.vectors} --run {wildcards.run} --seed {wildcards.seed}"
+        " --out {output} 2> {log}"
 
 
 rule eval_retrieval_bisent2vec:
@@ -325,7 +357,7 @@ rule eval_bucc:
     # language encoded and mined by margin (faiss kNN both ways, evaluate.bucc.mining), the
     # threshold chosen on the threshold split's gold, P/R/F1 on the test split.
     input:
-        model="results/models/{run}/seed{seed}",
+        vectors=vectors_of("bucc"),
         data=bucc_files(BUCC_LANGS),
     output:
         "results/eval/bucc/{run}/seed{seed}.parquet",
@@ -337,14 +369,13 @@ rule eval_bucc:
         run=names_regex(SENTENCE_ENCODER_RUNS),
     conda:
         "../../envs/eval.yaml"
-    # BUCC 2018's training split is ~400K sentences a side per language: encoding dominates
-    # (hours for xlm-roberta-base on CPU; evaluate.device auto takes a GPU the job has), and
-    # exact kNN both ways is 2·n²·d multiply-adds (index: ivf or hnsw for less). Memory: both
-    # sides' float32 vectors, plus a copy for an approximate index.
+    # BUCC 2018's training split is ~400K sentences a side per language: exact kNN both
+    # ways is 2·n²·d multiply-adds (index: ivf or hnsw for less). Memory: both sides' float32
+    # vectors, plus a copy for an approximate index.
     threads: 8
     resources:
         mem_mb=lambda w, attempt: 16000 * attempt,
-        runtime=lambda w, attempt: 480 * attempt,
+        runtime=lambda w, attempt: 240 * attempt,
     params:
         dir=lambda w, input: bucc_dir(input.data),
         langs=BUCC_LANGS,
@@ -352,13 +383,12 @@ rule eval_bucc:
         test_split=BUCC_SPLITS[1],
         pivot=BUCC["pivot"],
         settings=as_json(BUCC["mining"]),
-        encoding=encoding_of,
     shell:
-        "xlsent eval-bucc --model {input.model} --dir {params.dir} --langs {params.langs}"
-        " --threshold-split {params.threshold_split} --test-split {params.test_split}"
-        " --pivot {params.pivot} --settings {params.settings:q} --run {wildcards.run}"
-        " --seed {wildcards.seed} --encoding {params.encoding:q} --threads {threads}"
-        " --out {output} 2> {log}"
+        "xlsent eval-bucc --vectors {input.vectors} --dir {params.dir}"
+        " --langs {params.langs} --threshold-split {params.threshold_split}"
+        " --test-split {params.test_split} --pivot {params.pivot}"
+        " --settings {params.settings:q} --run {wildcards.run} --seed {wildcards.seed}"
+        " --threads {threads} --out {output} 2> {log}"
 
 
 rule eval_mteb:
@@ -382,6 +412,7 @@ rule eval_mteb:
     # job has: give the rule one in a site profile).
     threads: 8
     resources:
+        gpu=config["evaluate"]["gpus"],
         mem_mb=lambda w, attempt: 16000 * attempt,
         runtime=lambda w, attempt: 480 * attempt,
     params:

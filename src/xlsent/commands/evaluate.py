@@ -8,6 +8,7 @@ except eval-mteb, which keeps MTEB's own result JSON (`xlsent.evaluate.mteb`).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -19,8 +20,9 @@ from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add eval-tatoeba, eval-retrieval, fetch-tatoeba, bli-dictionary, eval-bli, fetch-bucc,
-    mining-set, eval-bucc, eval-mteb and fetch-mteb."""
+    """Add encode, eval-tatoeba, eval-retrieval, fetch-tatoeba, bli-dictionary, eval-bli,
+    fetch-bucc, mining-set, eval-bucc, eval-mteb and fetch-mteb."""
+    _add_encode(sub)
     _add_eval_tatoeba(sub)
     _add_eval_retrieval(sub)
     _add_fetch_tatoeba(sub)
@@ -42,10 +44,8 @@ def log_tatoeba_means(rows: list[dict]) -> None:
 
 
 def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments of every evaluation of a sentence encoder run (`_load_encoder`)."""
+    """The arguments of a command that loads a sentence encoder run (`_load_encoder`)."""
     p.add_argument("--model", required=True, help="the run's model directory")
-    p.add_argument("--run", required=True)
-    p.add_argument("--seed", type=int, required=True)
     p.add_argument(
         "--encoding",
         required=True,
@@ -73,11 +73,71 @@ def _load_encoder(args: argparse.Namespace, encoding: EncodingSettings | None = 
     return load_encoder(args.model, encoding.max_length, encoding.batch_size, device)
 
 
+def _add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """The run and seed whose results an evaluation writes."""
+    p.add_argument("--run", required=True)
+    p.add_argument("--seed", type=int, required=True)
+
+
+def _add_vectors_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--vectors", required=True, help="the run's sentence vectors of the source (xlsent encode)"
+    )
+
+
+def _vectors(args: argparse.Namespace):
+    """The `--vectors` file as an encoder (`xlsent.evaluate.vectors.SentenceVectors`)."""
+    from xlsent.evaluate.vectors import SentenceVectors
+
+    return SentenceVectors.read(args.vectors)
+
+
+def _add_encode(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "encode", help="a run's vectors of every distinct sentence of one evaluation source"
+    )
+    p.add_argument("--source", choices=["tatoeba", "mining", "bucc2018"], required=True)
+    p.add_argument("--dir", help="tatoeba, bucc2018: the folder of the files")
+    p.add_argument("--langs", nargs="+", help="tatoeba, bucc2018: the languages")
+    p.add_argument("--splits", nargs="+", help="bucc2018: the splits")
+    p.add_argument("--pairs", nargs="+", help="mining: LANG=PATH of each held-out split")
+    _add_encoder_arguments(p)
+    p.add_argument("--out", required=True, help="the vector file (Arrow IPC)")
+    p.set_defaults(handler=encode)
+
+
+def encode(args: argparse.Namespace) -> None:
+    from xlsent.evaluate import vectors
+    from xlsent.io import sha256_tree
+
+    encoding = _encoding(args)
+    # The sentences before the encoder: a missing or damaged file fails in seconds.
+    if args.source == "tatoeba":
+        require(args, "with --source tatoeba", "dir", "langs")
+        sentences = vectors.tatoeba_sentences(args.dir, args.langs)
+    elif args.source == "mining":
+        require(args, "with --source mining", "pairs")
+        sentences = vectors.mining_sentences(lang_paths(args.pairs))
+    else:
+        require(args, "with --source bucc2018", "dir", "langs", "splits")
+        sentences = vectors.bucc_sentences(args.dir, args.langs, args.splits)
+    table = vectors.encode_sentences(_load_encoder(args, encoding), sentences)
+    metadata = {
+        "source": args.source,
+        "model": args.model,
+        "model_sha256": sha256_tree(args.model),
+        "encoding": dataclasses.asdict(encoding),
+    }
+    vectors.write(args.out, table, metadata)
+    log.info("wrote %d sentence vectors to %s", len(table), args.out)
+
+
 def _add_eval_tatoeba(sub: Subparsers) -> None:
-    p = sub.add_parser("eval-tatoeba", help="Tatoeba retrieval accuracy of one model")
+    p = sub.add_parser("eval-tatoeba", help="Tatoeba retrieval accuracy of one run")
     p.add_argument("--dir", required=True)
     p.add_argument("--langs", nargs="+", required=True)
-    _add_encoder_arguments(p)
+    _add_vectors_argument(p)
+    _add_run_arguments(p)
     p.add_argument("--out", required=True)
     p.set_defaults(handler=eval_tatoeba)
 
@@ -86,7 +146,7 @@ def eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.evaluate import tatoeba
     from xlsent.tables import write_results
 
-    rows = tatoeba.evaluate(_load_encoder(args), Path(args.dir), args.langs)
+    rows = tatoeba.evaluate(_vectors(args), Path(args.dir), args.langs)
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
     log_tatoeba_means(rows)
 
@@ -121,7 +181,8 @@ def _add_eval_retrieval(sub: Subparsers) -> None:
         "eval-retrieval", help="P@1 of translations among held-out pairs, of one encoder"
     )
     add_held_out_arguments(p)
-    _add_encoder_arguments(p)
+    _add_vectors_argument(p)
+    _add_run_arguments(p)
     p.add_argument("--out", required=True)
     p.set_defaults(handler=eval_retrieval)
 
@@ -131,7 +192,7 @@ def eval_retrieval(args: argparse.Namespace) -> None:
     from xlsent.tables import write_results
 
     pairs = retrieval_pairs(args)
-    encoder = _load_encoder(args)
+    encoder = _vectors(args)
     rows = retrieval.evaluate(pairs, lambda lang: encoder)
     write_results(rows, "retrieval", args.run, args.seed, args.out)
     log_tatoeba_means(rows)
@@ -366,7 +427,9 @@ def _add_eval_bucc(sub: Subparsers) -> None:
         "--pivot", required=True, help="the language whose threshold every one gets too, or none"
     )
     p.add_argument("--settings", required=True, help="JSON of evaluate.bucc.mining")
-    _add_encoder_arguments(p)
+    _add_vectors_argument(p)
+    _add_run_arguments(p)
+    p.add_argument("--threads", type=int, required=True, help="the job's threads (faiss)")
     p.add_argument("--out", required=True)
     p.set_defaults(handler=eval_bucc)
 
@@ -380,7 +443,7 @@ def eval_bucc(args: argparse.Namespace) -> None:
 
     faiss.omp_set_num_threads(args.threads)
     rows = bucc.evaluate(
-        _load_encoder(args),
+        _vectors(args),
         Path(args.dir),
         args.langs,
         args.threshold_split,
@@ -406,6 +469,7 @@ def _add_eval_mteb(sub: Subparsers) -> None:
     p.add_argument("--tatoeba-dir", help="LASER's Tatoeba files, for LocalTatoeba")
     p.add_argument("--cache-dir", help="a Hugging Face cache filled by fetch-mteb: read offline")
     _add_encoder_arguments(p)
+    _add_run_arguments(p)
     p.add_argument("--out", required=True, help="the directory of MTEB's result JSON")
     p.set_defaults(handler=eval_mteb)
 

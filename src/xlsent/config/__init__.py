@@ -12,78 +12,65 @@ and directories the config names (on the machine that plans the run), and `confi
 the settings that run but probably not as meant.
 
 Modules: `schema` (the schema's validation and messages), `checks` (`validate`, `load`),
-`runs` (lookups in a validated config), `outputs` (BLI dictionaries, figures), `paths`
+`runs` (lookups in a validated config), `outputs` (the sentence sources of the encoder
+evaluations, BLI dictionaries, figures), `paths`
 (`check_paths`), `warnings` (`config_warnings`).
 """
 
-from xlsent.config.checks import load, validate
-from xlsent.config.outputs import FIGURE_DEFAULTS, BliDictionary, Figure, bli_dictionaries, figures
-from xlsent.config.paths import check_paths
-from xlsent.config.runs import (
-    BLI_DIRECTIONS,
-    DUALPIVOT_METHODS,
-    ENCODER_METHODS,
-    NOT_PROGRAM_SETTINGS,
-    SENTENCE_ENCODER_METHODS,
-    WORD_VECTOR_METHODS,
-    RunSeed,
-    bisent2vec_settings,
-    clean_settings,
-    dualpivot_settings,
-    encoding_settings,
-    group_arguments,
-    init_source,
-    mapped_settings,
-    max_positions,
-    program_settings,
-    retrieval_groups,
-    retrieval_languages,
-    run_max_length,
-    run_seeds,
-    runs_of,
-    tatoeba_languages,
-    train_settings,
-    trainer_settings,
-    transfer_pivots,
-)
-from xlsent.config.warnings import config_warnings
+import importlib
+
 from xlsent.errors import ConfigError, not_found
 
-__all__ = [
-    "BLI_DIRECTIONS",
-    "DUALPIVOT_METHODS",
-    "ENCODER_METHODS",
-    "FIGURE_DEFAULTS",
-    "NOT_PROGRAM_SETTINGS",
-    "SENTENCE_ENCODER_METHODS",
-    "WORD_VECTOR_METHODS",
-    "BliDictionary",
-    "ConfigError",
-    "Figure",
-    "RunSeed",
-    "bisent2vec_settings",
-    "bli_dictionaries",
-    "check_paths",
-    "clean_settings",
-    "config_warnings",
-    "dualpivot_settings",
-    "encoding_settings",
-    "figures",
-    "group_arguments",
-    "init_source",
-    "load",
-    "mapped_settings",
-    "max_positions",
-    "not_found",
-    "program_settings",
-    "retrieval_groups",
-    "retrieval_languages",
-    "run_max_length",
-    "run_seeds",
-    "runs_of",
-    "tatoeba_languages",
-    "train_settings",
-    "trainer_settings",
-    "transfer_pivots",
-    "validate",
-]
+# The module of each name below. A name is imported when first used (PEP 562), so that a job
+# that looks up one setting (`xlsent.config.runs`) does not import jsonschema and the rest of
+# validation: every job of the workflow starts the `xlsent` command, and on the demo's 2 cores
+# its imports are a good part of a short job.
+_HOMES = {
+    "load": "checks",
+    "validate": "checks",
+    "BliDictionary": "outputs",
+    "FIGURE_DEFAULTS": "outputs",
+    "Figure": "outputs",
+    "VECTOR_TASKS": "outputs",
+    "bli_dictionaries": "outputs",
+    "figures": "outputs",
+    "vector_source": "outputs",
+    "vector_sources": "outputs",
+    "check_paths": "paths",
+    "BLI_DIRECTIONS": "runs",
+    "DUALPIVOT_METHODS": "runs",
+    "ENCODER_METHODS": "runs",
+    "NOT_PROGRAM_SETTINGS": "runs",
+    "RunSeed": "runs",
+    "SENTENCE_ENCODER_METHODS": "runs",
+    "WORD_VECTOR_METHODS": "runs",
+    "bisent2vec_settings": "runs",
+    "clean_settings": "runs",
+    "dualpivot_settings": "runs",
+    "encoding_settings": "runs",
+    "group_arguments": "runs",
+    "init_source": "runs",
+    "mapped_settings": "runs",
+    "max_positions": "runs",
+    "program_settings": "runs",
+    "retrieval_groups": "runs",
+    "retrieval_languages": "runs",
+    "run_max_length": "runs",
+    "run_seeds": "runs",
+    "runs_of": "runs",
+    "tatoeba_languages": "runs",
+    "train_settings": "runs",
+    "trainer_settings": "runs",
+    "transfer_pivots": "runs",
+    "config_warnings": "warnings",
+}
+
+__all__ = ["ConfigError", "not_found", *sorted(_HOMES)]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value

@@ -1,13 +1,57 @@
-"""What the evaluation and the figures read off the config: the BLI test dictionaries and the
-papers' figures, with their defaults resolved."""
+"""What the evaluation and the figures read off the config: the sentence sources an encoder
+run's evaluations read vectors of, the BLI test dictionaries and the papers' figures, with
+their defaults resolved."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from xlsent import languages
-from xlsent.config.runs import BLI_DIRECTIONS, ENCODER_METHODS, runs_of
+from xlsent.config.runs import (
+    BLI_DIRECTIONS,
+    ENCODER_METHODS,
+    retrieval_languages,
+    runs_of,
+    tatoeba_languages,
+)
 from xlsent.errors import ConfigError
+
+# The evaluations of an encoder run that read its sentence vectors (`xlsent.evaluate.vectors`).
+VECTOR_TASKS = ("tatoeba", "retrieval", "bucc")
+
+
+def vector_source(config: dict, task: str) -> str:
+    """The source (`xlsent.evaluate.vectors.SOURCES`) of the sentences an encoder run's
+    evaluation `task` (one of `VECTOR_TASKS`) reads: the Tatoeba files, the corpus's held-out
+    `mining` split, or BUCC 2018's files."""
+    evaluate = config["evaluate"]
+    if task == "tatoeba":
+        return "tatoeba"
+    if task == "retrieval":
+        held_out_from = evaluate["retrieval"]["from"]
+    elif task == "bucc":
+        if evaluate["bucc"]["source"] == "bucc2018":
+            return "bucc2018"
+        held_out_from = evaluate["bucc"]["heldout"]["from"]
+    else:
+        raise ValueError(f"task is one of {', '.join(VECTOR_TASKS)}, not {task!r}")
+    return "tatoeba" if held_out_from == "tatoeba" else "mining"
+
+
+def vector_sources(config: dict) -> dict[str, list[str]]:
+    """{source: the languages its encode job encodes}: those of every evaluation that reads
+    the source, each once, in the order the evaluations name them (Tatoeba's first)."""
+    tasks = {
+        "tatoeba": tatoeba_languages(config),
+        "retrieval": retrieval_languages(config),
+        "bucc": languages.resolve(config["evaluate"]["bucc"]["languages"]),
+    }
+    sources: dict[str, list[str]] = {}
+    for task, langs in tasks.items():
+        if langs:
+            merged = sources.setdefault(vector_source(config, task), [])
+            merged += [lang for lang in langs if lang not in merged]
+    return sources
 
 
 @dataclass(frozen=True)

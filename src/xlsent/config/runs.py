@@ -34,6 +34,8 @@ NOT_PROGRAM_SETTINGS = {
     "dualpivot": ("threads", "gpus"),
     "bisent2vec": ("threads", "tfidf"),
     "corpus": ("source", "opus", "local", "demo", "clean"),
+    # The encode jobs' GPUs: a resource of the job, not how it encodes.
+    "evaluate": ("gpus",),
     # The rules pass these as inputs and --from: what is read, not how.
     "evaluate.bucc.heldout": ("from",),
     "evaluate.bli": ("dictionaries",),
@@ -186,12 +188,9 @@ def encoding_settings(config: dict, run: str) -> dict:
     """How the evaluations encode the run's sentences (`--encoding` of eval-tatoeba,
     eval-retrieval, eval-bucc and eval-mteb; `xlsent.evaluate.EncodingSettings`): the
     `evaluate` block's scalar keys, `max_length` null taking the run's own."""
-    evaluate = config["evaluate"]
-    return {
-        "max_length": evaluate["max_length"] or run_max_length(config, run),
-        "batch_size": evaluate["batch_size"],
-        "device": evaluate["device"],
-    }
+    scalars = {k: v for k, v in config["evaluate"].items() if not isinstance(v, dict)}
+    settings = program_settings("evaluate", scalars)
+    return {**settings, "max_length": settings["max_length"] or run_max_length(config, run)}
 
 
 def runs_of(config: dict, methods: Sequence[str]) -> list[str]:

@@ -27,17 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from xlsent.errors import XlsentError
 from xlsent.evaluate import mining
+from xlsent.evaluate.vectors import embed
 from xlsent.io import atomic_path, utf8_lines
 
 log = logging.getLogger(__name__)
 
 BUCC2018_URL = "https://comparable.limsi.fr/bucc2018"
-# Sentences per encoder call: sorted by length within it, so batches pad little.
-_ENCODE_CHUNK = 8192
 
 
 class BuccError(XlsentError):
@@ -215,26 +213,6 @@ def fetch(
 
 # An encoder maps sentences of one language (ISO 639-1 code) to one vector per sentence.
 Encoder = Callable[[list[str], str], np.ndarray]
-
-
-def embed(encode: Encoder, texts: list[str], lang: str) -> np.ndarray:
-    """One vector per text, encoded in length-sorted chunks (little padding) with progress."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    parts = []
-    for start in tqdm(range(0, len(texts), _ENCODE_CHUNK), desc=f"encode {lang}", mininterval=10):
-        chunk = [texts[i] for i in order[start : start + _ENCODE_CHUNK]]
-        vectors = np.asarray(encode(chunk, lang), dtype=np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(chunk):
-            raise ValueError(
-                f"the encoder returned shape {vectors.shape} for {len(chunk)} sentences; it "
-                "must return one row per sentence"
-            )
-        parts.append(vectors)
-    if not parts:
-        raise ValueError(f"no {lang} sentences to encode")
-    out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
-    out[order] = np.concatenate(parts)
-    return out
 
 
 def distinct(texts: list[str]) -> tuple[list[str], np.ndarray]:

@@ -1,0 +1,211 @@
+"""A run's sentence vectors, encoded once per source (xlsent.evaluate.vectors, `xlsent encode`),
+and the evaluations that read them: the same rows as the evaluations of the encoder itself."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.feature_extraction.text import HashingVectorizer
+from support import SHARED, save_tiny_model
+
+from xlsent.cli import main
+from xlsent.evaluate import bucc, mining_set, retrieval, tatoeba, vectors
+from xlsent.evaluate.mining import MiningSettings
+from xlsent.evaluate.vectors import SentenceVectors, VectorsError
+from xlsent.io import sha256_tree, write_parquet
+
+TATOEBA = SHARED / "tatoeba" / "v1"
+L10N = SHARED / "l10n"
+HASHING = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 4), n_features=512)
+
+
+def ngrams(texts: list[str], lang: str) -> np.ndarray:
+    """A deterministic encoder whose vector of a sentence depends on nothing else: character
+    n-gram counts (names and cognates match across languages), the language folded in so
+    that an English and a German text never share a vector."""
+    counts = HASHING.transform(texts).toarray().astype(np.float32)
+    counts[:, sum(map(ord, lang)) % 7] += 0.5
+    return counts
+
+
+def write_laser(directory, iso3: str, xx: list[str], en: list[str]) -> None:
+    (directory / f"tatoeba.{iso3}-eng.{iso3}").write_text("\n".join(xx) + "\n", encoding="utf-8")
+    (directory / f"tatoeba.{iso3}-eng.eng").write_text("\n".join(en) + "\n", encoding="utf-8")
+
+
+def test_each_languages_sentences_are_kept_once_in_order_of_first_appearance():
+    parts = [("de", ["a", "b", "a"]), ("en", ["x", "y"]), ("kk", ["a"]), ("en", ["y", "z"])]
+    assert vectors.distinct_by_language(parts) == {
+        "de": ["a", "b"],
+        "en": ["x", "y", "z"],
+        "kk": ["a"],
+    }
+
+
+def test_a_tatoeba_source_holds_every_language_once_and_english_once(tmp_path):
+    write_laser(tmp_path, "deu", ["Hallo", "Danke", "Hallo"], ["Hello", "Thanks", "Hi"])
+    write_laser(tmp_path, "kaz", ["Сәлем", "Рақмет"], ["Hello", "Thank you"])
+    assert vectors.tatoeba_sentences(tmp_path, ["de", "kk"]) == {
+        "de": ["Hallo", "Danke"],
+        "en": ["Hello", "Thanks", "Hi", "Thank you"],
+        "kk": ["Сәлем", "Рақмет"],
+    }
+
+
+def test_a_mining_source_reads_the_held_out_splits(tmp_path):
+    import pyarrow as pa
+
+    path = tmp_path / "mining.parquet"
+    table = pa.table({"id": [0, 1], "en": ["Yes", "No"], "xx": ["Ja", "Nein"], "source": ["a"] * 2})
+    write_parquet(path, table)
+    assert vectors.mining_sentences({"de": path}) == {"de": ["Ja", "Nein"], "en": ["Yes", "No"]}
+
+
+def test_length_sorted_chunks_come_back_in_the_callers_order(monkeypatch):
+    monkeypatch.setattr(vectors, "CHUNK", 2)  # three chunks of the five texts
+    calls = []
+
+    def lengths(texts, lang):
+        calls.append(list(texts))
+        return np.array([[len(t), ord(t[0])] for t in texts], dtype=np.float32)
+
+    texts = ["ccc", "a", "eeeee", "bb", "dddd"]
+    out = vectors.embed(lengths, texts, "de")
+    assert out.tolist() == [[len(t), ord(t[0])] for t in texts]
+    assert calls == [["a", "bb"], ["ccc", "dddd"], ["eeeee"]]
+
+
+def test_vectors_round_trip_through_the_file_with_their_metadata(tmp_path):
+    sentences = {"de": ["Hallo Welt", "Danke"], "en": ["Hello world", "Thanks"]}
+    table = vectors.encode_sentences(ngrams, sentences)
+    path = tmp_path / "v.arrow"
+    vectors.write(path, table, {"source": "tatoeba", "encoding": {"max_length": 8}})
+    stored = SentenceVectors.read(path)
+    assert stored.metadata == {"source": "tatoeba", "encoding": {"max_length": 8}}
+    texts = ["Danke", "Hallo Welt"]
+    np.testing.assert_array_equal(stored(texts, "de"), ngrams(texts, "de"))
+    np.testing.assert_array_equal(stored(["Thanks"], "en"), ngrams(["Thanks"], "en"))
+    # The same sentences give the same bytes.
+    again = tmp_path / "again.arrow"
+    vectors.write(again, vectors.encode_sentences(ngrams, sentences), stored.metadata)
+    assert again.read_bytes() == path.read_bytes()
+
+
+def test_a_sentence_the_file_lacks_is_named_with_the_command_that_remakes_it(tmp_path):
+    path = tmp_path / "results/vectors/tr/seed42/tatoeba.arrow"
+    vectors.write(path, vectors.encode_sentences(ngrams, {"de": ["Hallo"]}), {})
+    stored = SentenceVectors.read(path)
+    with pytest.raises(VectorsError) as err:
+        stored(["Hallo", "Tschüss"], "de")
+    assert "holds no vector of the de sentence 'Tschüss'" in str(err.value)
+    assert f"snakemake --forcerun {path}" in str(err.value)
+    with pytest.raises(VectorsError, match="holds no vector of the en sentence 'Hallo'"):
+        stored(["Hallo"], "en")  # a language's sentences are its own
+
+
+def test_a_truncated_vector_file_is_named_with_the_command_that_remakes_it(tmp_path):
+    path = tmp_path / "v.arrow"
+    vectors.write(path, vectors.encode_sentences(ngrams, {"de": ["Hallo", "Danke"]}), {})
+    path.write_bytes(path.read_bytes()[:-40])
+    with pytest.raises(VectorsError) as err:
+        SentenceVectors.read(path)
+    assert f"cannot read the sentence vectors {path}" in str(err.value)
+    assert f"snakemake --forcerun {path}" in str(err.value)
+
+
+def test_stored_vectors_give_the_tatoeba_retrieval_and_mining_rows_of_the_encoder(tmp_path):
+    """One vector file of the source serves all three evaluations, row for row the same as
+    the evaluations of the encoder itself (whose vectors depend on no other sentence)."""
+    write_laser(
+        tmp_path,
+        "deu",
+        ["Das Haus ist klein.", "Guten Morgen", "Ich heiße Anna.", "Berlin ist groß.", "Danke"],
+        ["The house is small.", "Good morning", "My name is Anna.", "Berlin is big.", "Thanks"],
+    )
+    path = tmp_path / "tatoeba.arrow"
+    vectors.write(
+        path, vectors.encode_sentences(ngrams, vectors.tatoeba_sentences(tmp_path, ["de"])), {}
+    )
+    stored = SentenceVectors.read(path)
+    assert tatoeba.evaluate(stored, tmp_path, ["de"]) == tatoeba.evaluate(ngrams, tmp_path, ["de"])
+    pairs = {"de": retrieval.heldout_pairs("tatoeba", tmp_path, "de")}
+    assert retrieval.evaluate(pairs, lambda lang: stored) == retrieval.evaluate(
+        pairs, lambda lang: ngrams
+    )
+    xx, en = tatoeba.read_pairs(tmp_path, "de")
+    settings = mining_set.MiningSetSettings(distractors=0.4, threshold_share=0.5, seed=0)
+    splits, _ = mining_set.build(list(zip(en, xx, strict=True)), "de", settings)
+    mining_set.write(splits, tmp_path / "mining")
+    mined = [
+        bucc.evaluate(encode, tmp_path / "mining", ["de"], "dev", "test", MiningSettings(k=2))
+        for encode in (stored, ngrams)
+    ]
+    assert mined[0] == mined[1]
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not L10N.is_dir(), reason=f"the l10n corpus is not at {L10N}")
+def test_a_bucc_source_holds_the_sentences_of_every_split(tmp_path):
+    """Real en-de interface strings as a two-split mining set: the source holds each side's
+    distinct sentences, and mining from the stored vectors is mining with the encoder."""
+    with gzip.open(L10N / "l10n.de-en.de.gz", "rt") as f:
+        de = f.read().splitlines()[:300]
+    with gzip.open(L10N / "l10n.de-en.en.gz", "rt") as f:
+        en = f.read().splitlines()[:300]
+    settings = mining_set.MiningSetSettings(distractors=0.5, threshold_share=0.5, seed=0)
+    splits, _ = mining_set.build(list(zip(en, de, strict=True)), "de", settings)
+    mining_set.write(splits, tmp_path)
+    sentences = vectors.bucc_sentences(tmp_path, ["de"], ["dev", "test"])
+    held = {split.split: split for split in splits.values()}
+    assert sentences["de"] == list(dict.fromkeys(held["dev"].xx + held["test"].xx))
+    assert sentences["en"] == list(dict.fromkeys(held["dev"].en + held["test"].en))
+    stored = SentenceVectors(vectors.encode_sentences(ngrams, sentences))
+    run = [
+        bucc.evaluate(encode, tmp_path, ["de"], "dev", "test", MiningSettings())
+        for encode in (stored, ngrams)
+    ]
+    assert run[0] == run[1]
+
+
+def test_the_encode_command_records_the_model_it_read(tmp_path):
+    import torch
+
+    model = save_tiny_model(tmp_path / "model")
+    write_laser(tmp_path, "deu", ["die katze", "die"], ["the cat", "the"])
+    out = tmp_path / "tatoeba.arrow"
+    threads = torch.get_num_threads()  # the command sets the process's (its job's) threads
+    try:
+        main(
+            [
+                *("encode", "--source", "tatoeba", "--dir", str(tmp_path), "--langs", "de"),
+                *("--model", str(model), "--threads", "1", "--out", str(out)),
+                *("--encoding", json.dumps({"max_length": 16, "batch_size": 2, "device": "cpu"})),
+            ]
+        )
+    finally:
+        torch.set_num_threads(threads)
+    stored = SentenceVectors.read(out)
+    assert stored.metadata == {
+        "source": "tatoeba",
+        "model": str(model),
+        "model_sha256": sha256_tree(model),
+        "encoding": {"max_length": 16, "batch_size": 2, "device": "cpu"},
+    }
+    assert sorted(stored.rows) == [
+        ("de", "die"),
+        ("de", "die katze"),
+        ("en", "the"),
+        ("en", "the cat"),
+    ]
+    out_rows = tmp_path / "tatoeba.parquet"
+    main(
+        [
+            *("eval-tatoeba", "--vectors", str(out), "--dir", str(tmp_path), "--langs", "de"),
+            *("--run", "tr", "--seed", "42", "--out", str(out_rows)),
+        ]
+    )
+    assert pl.read_parquet(out_rows)["n"].to_list() == [2, 2, 2]
