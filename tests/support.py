@@ -154,6 +154,52 @@ def demo_config() -> dict:
     return yaml.safe_load(DEMO_CONFIG.read_text())
 
 
+# The real-data run of the workflow tests (the `l10n_run` fixture): English-centric
+# localization strings of ../shared/data/l10n for four languages (sw has 36 pairs), the
+# first L10N_LINES lines of each file copied into the run's own `corpus/` folder (so that a
+# test can change a copy; each file stays under Snakemake's 1 MB checksum limit), evaluated
+# on the real Tatoeba files.
+L10N_LANGS = ["de", "kk", "te", "sw"]
+L10N_LINES = 2000
+
+
+def l10n_corpus_file(lang: str, side: str) -> str:
+    """The name of `lang`'s file of `side` (en or lang) in the l10n folder."""
+    pair = "-".join(sorted(("en", lang)))
+    return f"l10n.{pair}.{side}.gz"
+
+
+def l10n_config() -> dict:
+    """The demo config on the l10n corpus: TR and WACSE (on eflomal links) from scratch, a
+    few steps each, Tatoeba on the real test set."""
+    config = demo_config()
+    config["languages"] = L10N_LANGS
+    config["corpus"] = {
+        "source": "local",
+        "local": {"dir": "corpus"},  # inside the work directory: copied with it
+        # Interface strings are short (4-8 words); DAP's ≤3-token filter would drop most.
+        "clean": {"min_tokens": 2},
+        "max_pairs": 3000,
+        "dev_pairs": 100,
+        # sw has 36 pairs: below the minimum, kept (and marked) instead of stopping the run.
+        "min_pairs_action": "warn",
+    }
+    config["align"]["shard_size"] = 300
+    config["models"] = {"tiny": {**config["models"]["tiny"], "vocab_size": 1000}}
+    config["runs"] = {run: {**config["runs"][run], "init_from": None} for run in ("tr", "wacse")}
+    config["train"].update(
+        max_steps=5,
+        eval_every=5,
+        checkpoint_every=5,
+        warmup_steps=1,
+        batch_size=32,
+        micro_batch_size=32,
+    )
+    config["evaluate"] = {"tatoeba": {"dir": str(SHARED / "tatoeba" / "v1")}}
+    config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
+    return config
+
+
 # Model weights and training checkpoints: 2.5 of the demo run's 2.6 GB (me5 three times).
 WEIGHT_SUFFIXES = (".safetensors", ".pt")
 

@@ -19,7 +19,10 @@ throughput fields of the training log, the trainers' wall-clock statistics) are 
 the comparison.
 
 Kills happen after a settings change (a finished run whose config then changes: the case
-where stale results used to survive) and in a first run from an empty directory.
+where stale results used to survive). A change of the corpus makes the rerun remove every
+result at its start, so from the first kill on the tree is a first run's, and every kill
+point fires once in it. Snakemake itself is killed while a training job runs, after a
+change of that run's training alone, so that only the training and what reads it rerun.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ KILL_POINTS = [
     "dualpivot.train",
     "dualpivot.export",
     "bisent2vec_train",
+    "encode",
     "eval_tatoeba",
 ]
 CORES = "2"
@@ -166,6 +170,14 @@ def changed_config(aligner: Path) -> dict:
     return config
 
 
+def retrained_config(aligner: Path) -> dict:
+    """The base config with more steps for TR: only TR, its evaluations and the tables (the
+    tables' inputs) are redone."""
+    config = base_config(aligner)
+    config["runs"]["tr"]["train"]["max_steps"] = 16
+    return config
+
+
 @pytest.fixture(scope="module")
 def aligner(tmp_path_factory) -> Path:
     """A tiny randomly initialised WSPAlign-style QA model with a SentencePiece tokenizer
@@ -218,6 +230,16 @@ def changed_run(tmp_path_factory, base_run, aligner) -> Path:
     """The base run after the settings change, uninterrupted: the reference of the kills."""
     workdir = copy_tree(base_run, tmp_path_factory.mktemp("changed") / "run")
     write_config(workdir / "config.yaml", changed_config(aligner))
+    _plain_run(workdir)
+    return workdir
+
+
+@pytest.fixture(scope="module")
+def retrained_run(tmp_path_factory, base_run, aligner) -> Path:
+    """The base run after TR's change of steps, uninterrupted: the reference of the kills of
+    a training job and of Snakemake."""
+    workdir = copy_tree(base_run, tmp_path_factory.mktemp("retrained") / "run")
+    write_config(workdir / "config.yaml", retrained_config(aligner))
     _plain_run(workdir)
     return workdir
 
@@ -289,12 +311,25 @@ def assert_nothing_stale_is_done(workdir: Path, reference: Path) -> str:
     return out
 
 
-def kill_everywhere(workdir: Path, reference: Path, kill_log: Path) -> list[str]:
+def assert_as_a_first_run(workdir: Path) -> None:
+    """Nothing of the runs is left: no model, vectors, evaluation, table or plot."""
+    left = [
+        str(path.relative_to(workdir))
+        for part in ("models", "vectors", "eval", "tables", "plots")
+        for path in (workdir / "results" / part).rglob("*")
+        if path.is_file()
+    ]
+    assert not left, f"results left after the first kill of a rerun from the corpus: {left}"
+
+
+def kill_everywhere(
+    workdir: Path, reference: Path, kill_log: Path, after_first_kill=lambda: None
+) -> list[str]:
     """Run the plain command with every kill point not yet fired armed, until a run
-    completes; after each kill check (a). Return the points in the order they fired (one per
-    killed job)."""
+    completes; after each kill check (a), and after the first `after_first_kill`. Return the
+    points in the order they fired (one per killed job)."""
     fired: list[str] = []
-    for _ in range(len(KILL_POINTS) + 1):
+    for attempt in range(len(KILL_POINTS) + 1):
         remaining = [point for point in KILL_POINTS if point not in fired]
         env = snakemake_env(XLSENT_KILL_AT=",".join(remaining), XLSENT_KILL_LOG=str(kill_log))
         proc = _plain_run(workdir, env=env, should_fail=None)
@@ -306,6 +341,8 @@ def kill_everywhere(workdir: Path, reference: Path, kill_log: Path) -> list[str]
             break
         assert new, f"the run failed without a kill:\n{(proc.stdout + proc.stderr)[-4000:]}"
         assert_nothing_stale_is_done(workdir, reference)
+        if attempt == 0:
+            after_first_kill()
     # A point may fire in two jobs of one rule at once (kk and te): each was killed.
     never = set(KILL_POINTS) - set(fired)
     assert not never, f"kill points that never fired: {sorted(never)}"
@@ -317,49 +354,39 @@ def test_kills_after_a_settings_change_recover_the_changed_run(
 ):
     """The report's case: a finished run, a setting changed, jobs killed while the rerun
     works. Stale tables used to survive; now each kill leaves them planned, and the rerun
-    ends with the results of the changed settings."""
+    ends with the results of the changed settings. The corpus changed: the first kill
+    leaves a tree without results, as a first run's, and every later kill is a kill of a
+    first run (once a test of its own, which killed each point again in an empty directory)."""
     workdir = copy_tree(base_run, tmp_path / "run")
     write_config(workdir / "config.yaml", changed_config(aligner))
-    fired = kill_everywhere(workdir, changed_run, tmp_path / "kills.log")
+    fired = kill_everywhere(
+        workdir, changed_run, tmp_path / "kills.log", lambda: assert_as_a_first_run(workdir)
+    )
     assert fired[0] in ("clean", "sample", "words")  # the DAG reran from the corpus
     assert_same_results(workdir, changed_run)
     assert_no_temporary_files(workdir)
     assert "Nothing to be done" in _plain_run(workdir, "--dry-run").stdout
 
 
-def test_kills_in_a_first_run_recover_the_uninterrupted_run(base_run, aligner, tmp_path):
-    workdir = tmp_path / "run"
-    workdir.mkdir()
-    write_config(workdir / "config.yaml", base_config(aligner))
-    kill_everywhere(workdir, base_run, tmp_path / "kills.log")
-    assert_same_results(workdir, base_run)
-    assert_no_temporary_files(workdir)
-
-
 def test_a_killed_training_after_a_settings_change_is_not_trusted(
-    base_run, changed_run, aligner, tmp_path
+    base_run, retrained_run, aligner, tmp_path
 ):
     """The report, step by step: max_steps changed, `xlsent train` killed after a
     checkpoint. The dry run must plan the training, its evaluation and the tables; the
     rerun resumes and exports the weights of an uninterrupted run."""
     workdir = copy_tree(base_run, tmp_path / "run")
-    config = base_config(aligner)
-    config["runs"]["tr"]["train"]["max_steps"] = 16
-    write_config(workdir / "config.yaml", config)
+    write_config(workdir / "config.yaml", retrained_config(aligner))
     env = snakemake_env(XLSENT_KILL_AT="train.checkpoint@2")
     _plain_run(workdir, env=env, should_fail=True)
     assert not (workdir / "results/models/tr/seed42").exists()
     assert not (workdir / "results/tables/tatoeba.csv").exists()
     out = _plain_run(workdir, "--dry-run").stdout
-    for rule in ("train", "eval_tatoeba", "tables_tatoeba", "tables_ablation", "plots"):
+    for rule in ("train", "encode", "eval_tatoeba", "tables_tatoeba", "tables_ablation", "plots"):
         assert f"rule {rule}:" in out or f"localrule {rule}:" in out, rule
     log = _plain_run(workdir).stderr
     assert "resumed from" in (workdir / "logs/train/tr/seed42.log").read_text()
     assert "Removed" not in log  # nothing left to invalidate: the kill had done it
-    reference = copy_tree(base_run, tmp_path / "reference")
-    write_config(reference / "config.yaml", config)
-    _plain_run(reference)
-    assert_same_results(workdir, reference)
+    assert_same_results(workdir, retrained_run)
 
 
 # -- Snakemake itself killed ---------------------------------------------------------------
@@ -398,14 +425,15 @@ def _group_alive(pgid: int) -> bool:
     ["sigterm", "sigkill-group", "sigkill-snakemake"],
 )
 def test_killed_snakemake_recovers_with_the_plain_command(
-    how, base_run, changed_run, aligner, tmp_path
+    how, base_run, retrained_run, aligner, tmp_path
 ):
     """SIGTERM (Ctrl-C, `kill`): Snakemake stops its jobs and releases its lock. SIGKILL of
     the whole process group (a reboot, a killed session): the lock stays behind, and the next
     run releases it. SIGKILL of Snakemake alone: its jobs run on; the next run keeps the lock
-    and says so until they are gone, then releases it."""
+    and says so until they are gone, then releases it. Killed while TR trains again (its
+    steps changed)."""
     workdir = copy_tree(base_run, tmp_path / "run")
-    write_config(workdir / "config.yaml", changed_config(aligner))
+    write_config(workdir / "config.yaml", retrained_config(aligner))
     shutil.rmtree(workdir / "results/checkpoints")
     proc = _start(workdir)
     _wait_for_training(workdir)
@@ -428,9 +456,9 @@ def test_killed_snakemake_recovers_with_the_plain_command(
         time.sleep(0.2)
     assert not _group_alive(proc.pid)
     # The first command after the kill (here a dry run) releases a lock left behind.
-    planned = assert_nothing_stale_is_done(workdir, changed_run)
+    planned = assert_nothing_stale_is_done(workdir, retrained_run)
     released = "Released the lock of an earlier run" in planned
     assert released == (how != "sigterm"), planned[-3000:]
     _plain_run(workdir)
-    assert_same_results(workdir, changed_run)
+    assert_same_results(workdir, retrained_run)
     assert_no_temporary_files(workdir)

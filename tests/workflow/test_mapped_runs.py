@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support import demo_config, planned_jobs, snakemake, write_config
+from support import copy_tree, demo_config, planned_jobs, snakemake, write_config
 
 pytestmark = pytest.mark.workflow
 
@@ -35,8 +35,9 @@ def mapped_config(bli: bool) -> dict:
 
 
 @pytest.fixture(scope="module")
-def mapped_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    workdir = tmp_path_factory.mktemp("mapped")
+def mapped_run(demo_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The mapped run in a copy of the demo run, whose corpus and words it reads."""
+    workdir = copy_tree(demo_run, tmp_path_factory.mktemp("mapped") / "run", link_weights=True)
     bli = all(
         path.is_file() and path.with_name(path.name.replace(".dict.dz", ".index")).is_file()
         for path in (EN2XX, XX2EN)

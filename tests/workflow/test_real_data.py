@@ -1,8 +1,9 @@
 """The pipeline on the real layouts: OPUS-style Moses files and the LASER Tatoeba test set.
 
-Trains a small scratch model on `../shared/data/l10n` (software localization strings,
-English-centric) for a few languages, kk and te among them, and evaluates it on the real
-Tatoeba files in `../shared/data/tatoeba/v1`.
+The workflow tests' l10n run (`l10n_run`, tests/workflow/conftest.py): small scratch models
+trained with TR and WACSE on `../shared/data/l10n` (software localization strings,
+English-centric) for a few languages, kk and te among them, evaluated on the real Tatoeba
+files in `../shared/data/tatoeba/v1`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 
 import polars as pl
 import pytest
-from support import SHARED, demo_config, snakemake, write_config
+from support import L10N_LANGS, SHARED, l10n_config
 
 pytestmark = [
     pytest.mark.workflow,
@@ -22,46 +23,16 @@ pytestmark = [
     ),
 ]
 
-LANGS = ["de", "kk", "te", "sw"]
 
-
-def test_l10n_corpus_and_real_tatoeba(tmp_path):
-    config = demo_config()
-    config["languages"] = LANGS
-    config["corpus"] = {
-        "source": "local",
-        "local": {"dir": str(SHARED / "l10n")},
-        # Interface strings are short (4-8 words); DAP's ≤3-token filter would drop most.
-        "clean": {"min_tokens": 2},
-        "max_pairs": 3000,
-        "dev_pairs": 200,
-        # sw has 36 pairs: below the minimum, kept (and marked) instead of stopping the run.
-        "min_pairs_action": "warn",
-    }
-    # TR and WACSE: the word-level objectives on eflomal links of the real corpus.
-    # From scratch: the demo's mlm run, which they start from, is left out.
-    config["runs"] = {run: {**config["runs"][run], "init_from": None} for run in ("tr", "wacse")}
-    config["train"].update(max_steps=150, eval_every=50, checkpoint_every=50)
-    config["evaluate"] = {"tatoeba": {"dir": str(SHARED / "tatoeba" / "v1")}}
-    config["tables"] = {"groups": ["low4"]}
-    configfile = write_config(tmp_path / "config.yaml", config)
-    snakemake(
-        tmp_path,
-        "results/tables/tatoeba.csv",
-        "--cores",
-        "2",
-        "--max-threads",
-        "1",
-        "--configfile",
-        str(configfile),
-    )
-
-    results = tmp_path / "results"
-    for lang in LANGS:
+def test_l10n_corpus_and_real_tatoeba(l10n_run):
+    results = l10n_run / "results"
+    for lang in L10N_LANGS:
         stats = json.loads((results / f"corpus/{lang}/clean_stats.json").read_text())
         assert stats["sources"]["l10n"]["origin"].endswith(f".{lang}.gz")
         sample = json.loads((results / f"corpus/{lang}/sample_stats.json").read_text())
-        assert sample["train"] == min(3000, stats["kept"] - sample["dev"])
+        assert sample["train"] == min(
+            l10n_config()["corpus"]["max_pairs"], stats["kept"] - sample["dev"]
+        )
     # sw has only 36 pairs: reported, trained on, evaluated, marked in the tables.
     sw = json.loads((results / "corpus/sw/sample_stats.json").read_text())
     assert sw["train"] < 36 and sw["below_min"] == {
@@ -85,7 +56,7 @@ def test_l10n_corpus_and_real_tatoeba(tmp_path):
     )
     assert spans["links"] > spans["pairs"]  # interface strings: several links per pair
     per_language = pl.read_csv(results / "tables/tatoeba_langs.csv")
-    assert set(per_language.columns) == {"run", *LANGS}
+    assert set(per_language.columns) == {"run", *L10N_LANGS}
     # low4 needs jv and ka too: left blank, and the markdown says why.
     assert pl.read_csv(results / "tables/tatoeba.csv")["low4"].is_null().all()
     markdown = (results / "tables/tatoeba.md").read_text()

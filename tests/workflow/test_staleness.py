@@ -22,9 +22,11 @@ import polars as pl
 import pytest
 from support import (
     ROOT,
-    SHARED,
     copy_tree,
     demo_config,
+    l10n_config,
+    l10n_corpus_file,
+    planned_jobs,
     snakemake,
     snakemake_env,
     write_config,
@@ -93,80 +95,29 @@ def test_a_pretraining_setting_retrains_every_run_that_starts_from_it(demo_run, 
     assert not [rule for rule, _ in jobs if rule.startswith("bisent2vec") or "bli" in rule]
 
 
-# -- a local corpus: a directory of Moses files -------------------------------------------
-
-LANGS = ["kk", "te"]
-PAIRS = 2000  # lines taken from each ../shared/data/l10n file
-
-
-def _local_config() -> dict:
-    config = demo_config()
-    config["languages"] = LANGS
-    config["corpus"] = {
-        "source": "local",
-        "local": {"dir": "corpus"},  # inside the work directory: copied with it
-        "clean": {"min_tokens": 2},
-        "max_pairs": 600,
-        "dev_pairs": 100,
-    }
-    config["align"]["shard_size"] = 300
-    config["models"]["tiny"]["vocab_size"] = 1000
-    config["runs"] = {"tr": {"method": "tr", "model": "tiny", "seeds": [42]}}
-    config["train"].update(
-        max_steps=5,
-        eval_every=5,
-        checkpoint_every=5,
-        warmup_steps=1,
-        batch_size=32,
-        micro_batch_size=32,
-    )
-    config["evaluate"] = {"tatoeba": {"dir": str(SHARED / "tatoeba" / "v1")}}
-    config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
-    return config
-
-
-def _corpus_file(lang: str, side: str) -> str:
-    pair = "-".join(sorted(("en", lang)))
-    return f"l10n.{pair}.{side}.gz"
-
-
-@pytest.fixture(scope="module")
-def local_run(tmp_path_factory) -> Path:
-    """The whole DAG (`rule all`) on the first PAIRS lines of the l10n files of kk and te."""
-    if not (SHARED / "l10n").is_dir() or not (SHARED / "tatoeba" / "v1").is_dir():
-        pytest.skip(f"needs {SHARED}/l10n and {SHARED}/tatoeba/v1 beside the checkout")
-    workdir = tmp_path_factory.mktemp("local")
-    corpus = workdir / "corpus"
-    corpus.mkdir()
-    for lang in LANGS:
-        for side in ("en", lang):
-            name = _corpus_file(lang, side)
-            with gzip.open(SHARED / "l10n" / name) as f:
-                lines = [f.readline() for _ in range(PAIRS)]
-            (corpus / name).write_bytes(gzip.compress(b"".join(lines)))
-    configfile = write_config(workdir / "config.yaml", _local_config())
-    snakemake(workdir, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile))
-    return workdir
+# -- a local corpus: a directory of Moses files (the l10n run) --------------------------------
 
 
 @pytest.mark.shared
-def test_a_touched_corpus_file_with_the_same_content_reruns_nothing(local_run, tmp_path):
+def test_a_touched_corpus_file_with_the_same_content_reruns_nothing(l10n_run, tmp_path):
     """Snakemake recorded the checksum of each input file (up to --max-checksum-file-size,
     1 MB by default) when its job ran; a newer mtime with the same checksum is no change."""
-    workdir = copy_tree(local_run, tmp_path / "run")
+    workdir = copy_tree(l10n_run, tmp_path / "run")
     configfile = workdir / "config.yaml"
     assert planned(workdir, configfile) == []
     later = time.time() + 60
     for side in ("en", "kk"):
-        path = workdir / "corpus" / _corpus_file("kk", side)
+        path = workdir / "corpus" / l10n_corpus_file("kk", side)
         assert path.stat().st_size < 1_000_000
         os.utime(path, (later, later))
     assert planned(workdir, configfile) == []
 
 
 @pytest.mark.shared
-def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, tmp_path):
-    workdir = copy_tree(local_run, tmp_path / "run")
+def test_a_changed_corpus_file_reruns_its_language_and_what_follows(l10n_run, tmp_path):
+    """A corpus file is an input: editing kk's file re-cleans kk, not de or te, and reruns
+    what depends on kk's corpus."""
+    workdir = copy_tree(l10n_run, tmp_path / "run")
     configfile = workdir / "config.yaml"
     results = workdir / "results"
     te_files = {
@@ -175,10 +126,14 @@ def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, t
         for p in results.glob(pattern)
     }
     kk_shards = {p: p.stat().st_mtime_ns for p in results.glob("align/eflomal/kk/shard-*")}
+    corpora = ("results/corpus/de/train.parquet", "results/corpus/kk/train.parquet")
+    assert planned_jobs(workdir, configfile, *corpora) == {}
     for side in ("en", "kk"):  # a new release of the kk corpus: its last 10 pairs removed
-        path = workdir / "corpus" / _corpus_file("kk", side)
+        path = workdir / "corpus" / l10n_corpus_file("kk", side)
         lines = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
         path.write_bytes(gzip.compress(b"".join(lines[:-10])))
+    # Of the corpus stage, kk's alone (once test_dag.py's own run of de and kk).
+    assert planned_jobs(workdir, configfile, *corpora) == {"clean": 1, "sample": 1}
 
     proc = snakemake(workdir, "--cores", "2", "--max-threads", "1", "--configfile", str(configfile))
     ran = jobs_in(proc.stdout + proc.stderr)
@@ -199,12 +154,12 @@ def test_a_changed_corpus_file_reruns_its_language_and_what_follows(local_run, t
 
 
 @pytest.mark.shared
-def test_a_defined_group_reaches_the_tables_and_its_change_reruns_only_them(local_run, tmp_path):
+def test_a_defined_group_reaches_the_tables_and_its_change_reruns_only_them(l10n_run, tmp_path):
     """`tables.group_languages` (a group the papers average but do not list): a new group
     reruns only the gathering jobs, its column averages its languages, and a changed
     definition reruns them again (the table job's parameters carry the languages)."""
-    workdir = copy_tree(local_run, tmp_path / "run")
-    config = _local_config()
+    workdir = copy_tree(l10n_run, tmp_path / "run")
+    config = l10n_config()
     config["tables"]["groups"] = ["low4", "pair"]
     config["tables"]["group_languages"] = {"pair": ["kk", "te"]}
     configfile = write_config(workdir / "grouped.yaml", config)
@@ -217,7 +172,7 @@ def test_a_defined_group_reaches_the_tables_and_its_change_reruns_only_them(loca
     summary = pl.read_csv(workdir / "results/tables/tatoeba.csv")
     langs = pl.read_csv(workdir / "results/tables/tatoeba_langs.csv")
     assert summary["pair"].to_list() == pytest.approx(((langs["kk"] + langs["te"]) / 2).to_list())
-    assert summary["low4"].to_list() == [None]  # ka and jv were not evaluated
+    assert summary["low4"].to_list() == [None, None]  # ka and jv were not evaluated
     config["tables"]["group_languages"] = {"pair": ["kk"]}
     changed = planned(
         workdir, write_config(workdir / "changed.yaml", config), "results/tables/tatoeba.csv"
