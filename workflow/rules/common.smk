@@ -6,9 +6,11 @@ from pathlib import Path
 
 from xlsent import languages
 from xlsent.config import (
+    ALIGN_METHODS,
     DUALPIVOT_METHODS,
     ENCODER_METHODS,
     WORD_VECTOR_METHODS,
+    aligner_settings,
     bisent2vec_settings,
     bli_dictionaries,
     clean_settings,
@@ -63,7 +65,7 @@ wildcard_constraints:
     run="[a-z][a-z0-9_-]*",
     seed=r"\d+",
     corpus="[A-Za-z0-9_-]+",
-    aligner="wspalign|eflomal",
+    aligner="|".join(ALIGN_METHODS),
     shard=r"\d{4}",
     direction="en2xx|xx2en",
 
@@ -237,6 +239,7 @@ def align_shard_files(wildcards, kind="arrow"):
 
 
 def align_inputs(wildcards):
+    """A shard's pairs and what aligns them: WSPAlign's checkpoint or eflomal's build."""
     inputs = {
         "corpus": f"results/corpus/{wildcards.lang}/train.parquet",
         "words": f"results/words/{wildcards.lang}/train.parquet",
@@ -249,7 +252,21 @@ def align_inputs(wildcards):
 
 
 def align_settings(wildcards):
-    return ALIGN[wildcards.aligner]
+    """What an alignment job takes (`--settings`): its block less the model (an input)
+    and the GPUs (a resource), so neither reruns a shard (config.aligner_settings)."""
+    return aligner_settings(config, wildcards.aligner)
+
+
+def align_record(wildcards):
+    """What a language's manifest records: the job's settings and the model the links came
+    from (WSPAlign's hub id or directory)."""
+    model = ALIGN[wildcards.aligner].get("model")
+    return {**align_settings(wildcards), **({"model": model} if model else {})}
+
+
+def align_gpus(wildcards):
+    """The GPUs an alignment job asks for: WSPAlign's `gpus`, none for eflomal."""
+    return ALIGN[wildcards.aligner].get("gpus", 0)
 
 
 # -- train -----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from xlsent.config.checks import load, validate
 from xlsent.config.outputs import FIGURE_DEFAULTS, BliDictionary, Figure, bli_dictionaries, figures
 from xlsent.config.paths import check_paths
 from xlsent.config.runs import (
+    ALIGN_METHODS,
     BLI_DIRECTIONS,
     DUALPIVOT_METHODS,
     ENCODER_METHODS,
@@ -27,6 +28,7 @@ from xlsent.config.runs import (
     SENTENCE_ENCODER_METHODS,
     WORD_VECTOR_METHODS,
     RunSeed,
+    aligner_settings,
     bisent2vec_settings,
     clean_settings,
     dualpivot_settings,
@@ -50,6 +52,7 @@ from xlsent.config.warnings import config_warnings
 from xlsent.errors import ConfigError, not_found
 
 __all__ = [
+    "ALIGN_METHODS",
     "BLI_DIRECTIONS",
     "DUALPIVOT_METHODS",
     "ENCODER_METHODS",
@@ -61,6 +64,7 @@ __all__ = [
     "ConfigError",
     "Figure",
     "RunSeed",
+    "aligner_settings",
     "bisent2vec_settings",
     "bli_dictionaries",
     "check_paths",
