@@ -13,6 +13,7 @@ import pytest
 import yaml
 from support import ROOT
 
+from xlsent.align.simalign import SimAlignConfig
 from xlsent.align.statistical import EflomalConfig
 from xlsent.align.wspalign import WSPAlignConfig
 from xlsent.bisent2vec.mapped import MappedSettings
@@ -100,6 +101,7 @@ CASES = {
         for method, cls in (
             ("eflomal", EflomalConfig),
             ("wspalign", WSPAlignConfig),
+            ("simalign", SimAlignConfig),
         )
     },
 }

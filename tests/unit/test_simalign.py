@@ -1,6 +1,6 @@
 """SimAlign: the matching methods on a hand-computed similarity matrix, the subword → word
-lifting on a hand-made tokenization, the aligner end to end on a tiny seeded model, and on
-the real multilingual-e5-small with gold links."""
+lifting on a hand-made tokenization, the aligner end to end on a tiny seeded model (one
+alignment job writing its shard), and on the real multilingual-e5-small with gold links."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from support import SHARED, save_tiny_model
 
+from xlsent.align import job
 from xlsent.align.links import SentencePair
 from xlsent.align.metrics import aer, read_gold
+from xlsent.align.shards import read_shard
 from xlsent.align.simalign import (
     SimAlignConfig,
     SimAligner,
@@ -149,6 +153,58 @@ def test_load_builds_only_the_layers_it_reads(tiny_model):
         "config key `align.simalign.layer` is 2, but the model's hidden states go from 0 (the "
         "embeddings) to 1 (its last layer): set it to at most 1"
     )
+
+
+def _write_shard_inputs(directory: Path, pairs: list[SentencePair]) -> tuple[Path, Path]:
+    """A language's train.parquet and its words, as the corpus and tokenize stages write."""
+    ids = list(range(100, 100 + len(pairs)))
+    corpus, words = directory / "train.parquet", directory / "words.parquet"
+    pq.write_table(
+        pa.table({"id": ids, "en": [p.en for p in pairs], "xx": [p.xx for p in pairs]}), corpus
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "id": ids,
+                "en_words": [p.en_words for p in pairs],
+                "xx_words": [p.xx_words for p in pairs],
+            }
+        ),
+        words,
+    )
+    return corpus, words
+
+
+def test_an_alignment_job_writes_simaligns_links_to_its_shard(tiny_model, tmp_path):
+    """`align-shard --method simalign` as the rule runs it: every pair of the shard written,
+    links with their cosine as score, the skipped pairs counted by status."""
+    pairs = [
+        _pair("the cat", "the cat"),
+        SentencePair("the cat", "die katze", [], ["die", "katze"]),  # an empty side
+        SentencePair("the cat", "die katze", ["the", "dog"], ["die", "katze"]),  # not in text
+        _pair("the cat the cat the", "die katze"),  # 5 subwords: over max_subwords
+        _pair("die katze", "die katze"),
+    ]
+    corpus, words = _write_shard_inputs(tmp_path, pairs)
+    settings = {"layer": 1, "method": "argmax", "batch_size": 2, "max_subwords": 4}
+    stats = job.run(
+        "simalign",
+        {**settings, "device": "cpu"},
+        corpus,
+        words,
+        0,
+        10,
+        len(pairs),
+        tmp_path / "shard-0000.arrow",
+        model_dir=tiny_model,
+    )
+    assert stats["statuses"] == {"aligned": 2, "empty": 1, "too_long": 1, "word_not_in_text": 1}
+    assert stats["links"] == 4
+    shard = read_shard(tmp_path / "shard-0000.arrow").to_pylist()
+    assert [row["id"] for row in shard] == [100, 101, 102, 103, 104]
+    links = [[(link["en"], link["xx"]) for link in row["links"]] for row in shard]
+    assert links == [[(0, 0), (1, 1)], [], [], [], [(0, 0), (1, 1)]]
+    assert shard[0]["links"][0]["score"] == pytest.approx(1.0, abs=1e-5)
 
 
 def test_more_subwords_than_the_model_takes_is_refused(tiny_model):

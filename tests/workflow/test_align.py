@@ -175,12 +175,13 @@ def _tiny_checkpoint(directory: Path, head: bool = False) -> Path:
     return directory
 
 
-def test_a_changed_gpu_count_realigns_nothing(tmp_path):
-    """The aligners' GPUs are the jobs' resource, not a setting: after a finished run, a
-    changed `align.wspalign.gpus` plans nothing (it reran every shard, and every WACSE run
-    after them, when the block was a param), a changed setting realigns. The smallest DAG:
-    one language of 150 pairs (clean, sample, words), each aligner's model fetched, one shard
-    and a manifest each (about a minute on 2 cores)."""
+def test_simalign_shards_and_gpus_that_realign_nothing(tmp_path):
+    """SimAlign end to end (its model fetched, read by the shard job), beside WSPAlign. The
+    aligners' GPUs are the jobs' resource, not a setting: after a finished run, changed
+    `gpus` plan nothing (the whole block was a param: every shard reran, and every WACSE run
+    after it), a changed setting realigns. The smallest DAG: one language of 150 pairs
+    (clean, sample, words), each aligner's model fetched, one shard and a manifest each
+    (under a minute on 2 cores)."""
     config = {
         "languages": ["de"],
         "corpus": {
@@ -191,8 +192,10 @@ def test_a_changed_gpu_count_realigns_nothing(tmp_path):
             "min_train_pairs": 100,
             "min_dev_pairs": 10,
         },
+        "models": {"enc": {"init": "pretrained", "path": str(_tiny_checkpoint(tmp_path / "enc"))}},
         "align": {
-            "method": "wspalign",
+            "method": "simalign",
+            "simalign": {"model": "enc", "layer": 1, "device": "cpu"},
             "wspalign": {
                 "model": str(_tiny_checkpoint(tmp_path / "qa", head=True)),
                 "threshold": 0.0,
@@ -204,13 +207,24 @@ def test_a_changed_gpu_count_realigns_nothing(tmp_path):
     }
     workdir = tmp_path / "work"
     configfile = write_config(tmp_path / "config.yaml", config)
-    targets = _manifests("wspalign", ["de"])
+    targets = _manifests("simalign", ["de"]) + _manifests("wspalign", ["de"])
     snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
-    _check_language(workdir, "wspalign", "de", config["align"].get("shard_size", 100_000))
+    assert (workdir / "results/pretrained/enc/config.json").exists()
+    manifest = _check_language(workdir, "simalign", "de", 100_000)
+    assert manifest["settings"] == {
+        "model": "enc",
+        "layer": 1,
+        "method": "argmax",
+        "batch_size": 64,
+        "max_subwords": 256,
+        "device": "cpu",
+    }
+    _check_language(workdir, "wspalign", "de", 100_000)
     assert planned_jobs(workdir, configfile, *targets) == {}
 
+    config["align"]["simalign"]["gpus"] = 2
     config["align"]["wspalign"]["gpus"] = 4
     assert planned_jobs(workdir, write_config(tmp_path / "gpus.yaml", config), *targets) == {}
-    config["align"]["wspalign"]["max_answer_tokens"] = 3
+    config["align"]["simalign"]["layer"] = 2
     changed = write_config(tmp_path / "changed.yaml", config)
     assert planned_jobs(workdir, changed, *targets) == {"align_shard": 1, "align_manifest": 1}

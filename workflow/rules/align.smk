@@ -78,8 +78,8 @@ rule align_shard:
     conda:
         "../../envs/gpu.yaml"
     # The fan-out unit on a cluster: one job per shard, never grouped. WSPAlign: a GPU, the
-    # main thread and a tokenising one; eflomal: three samplers (its links depend on
-    # align.eflomal.seed, not on the threads it gets).
+    # main thread and a tokenising one; SimAlign: a GPU, or the threads on a CPU; eflomal:
+    # three samplers (its links depend on align.eflomal.seed, not on the threads it gets).
     threads: 4
     resources:
         gpu=align_gpus,

@@ -239,13 +239,16 @@ def align_shard_files(wildcards, kind="arrow"):
 
 
 def align_inputs(wildcards):
-    """A shard's pairs and what aligns them: WSPAlign's checkpoint or eflomal's build."""
+    """A shard's pairs and what aligns them: WSPAlign's checkpoint, SimAlign's model
+    directory (fetch_model's: a changed model realigns), or eflomal's build."""
     inputs = {
         "corpus": f"results/corpus/{wildcards.lang}/train.parquet",
         "words": f"results/words/{wildcards.lang}/train.parquet",
     }
     if wildcards.aligner == "wspalign":
         inputs["model"] = "results/aligners/wspalign"
+    elif wildcards.aligner == "simalign":
+        inputs["model"] = f"results/pretrained/{ALIGN['simalign']['model']}"
     else:
         inputs["binary"] = EFLOMAL_BINARY
     return inputs
@@ -259,13 +262,13 @@ def align_settings(wildcards):
 
 def align_record(wildcards):
     """What a language's manifest records: the job's settings and the model the links came
-    from (WSPAlign's hub id or directory)."""
+    from (a hub id or directory for WSPAlign, a name of `models` for SimAlign)."""
     model = ALIGN[wildcards.aligner].get("model")
     return {**align_settings(wildcards), **({"model": model} if model else {})}
 
 
 def align_gpus(wildcards):
-    """The GPUs an alignment job asks for: WSPAlign's `gpus`, none for eflomal."""
+    """The GPUs an alignment job asks for: the neural aligners' `gpus`, none for eflomal."""
     return ALIGN[wildcards.aligner].get("gpus", 0)
 
 
@@ -570,8 +573,8 @@ def gpus_per_job():
         f"train_dualpivot/{run}={dualpivot_settings(config, run, 0)['gpus']}"
         for run in DUALPIVOT_RUNS
     ]
-    if ALIGN["method"] == "wspalign":
-        held.append(f"align={ALIGN['wspalign']['gpus']}")
+    if ALIGN["method"] in ("wspalign", "simalign"):
+        held.append(f"align={ALIGN[ALIGN['method']]['gpus']}")
     return held
 
 

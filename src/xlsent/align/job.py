@@ -12,7 +12,8 @@ from xlsent.align.shards import read_pairs, shard_count, write_shard
 from xlsent.align.statistical import EflomalAligner, EflomalConfig
 from xlsent.config.runs import settings_object
 
-if TYPE_CHECKING:  # WSPAlign's module imports torch: only when it runs
+if TYPE_CHECKING:  # the neural aligners' modules import torch: only when they run
+    from xlsent.align.simalign import SimAlignConfig
     from xlsent.align.wspalign import WSPAlignConfig
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ def shard_seed(seed: int, index: int) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-AlignerConfig = Union["EflomalConfig", "WSPAlignConfig"]
+AlignerConfig = Union["EflomalConfig", "WSPAlignConfig", "SimAlignConfig"]
 
 
 def aligner_config(method: str, settings: dict) -> AlignerConfig:
@@ -50,6 +51,8 @@ def aligner_config(method: str, settings: dict) -> AlignerConfig:
     fails naming it."""
     if method == "wspalign":
         from xlsent.align.wspalign import WSPAlignConfig as cls
+    elif method == "simalign":
+        from xlsent.align.simalign import SimAlignConfig as cls
     else:
         cls = EflomalConfig
     return settings_object(cls, settings, f"align.{method}")
@@ -64,12 +67,17 @@ def align(
     extra: list[SentencePair] | None = None,
     binary: Path | None = None,
 ) -> list[PairAlignment]:
-    """The aligner's answers for shard `index`'s pairs; `model_dir` is WSPAlign's checkpoint,
-    `binary` eflomal's build (None: the checkout's, compiled on first use)."""
+    """The aligner's answers for shard `index`'s pairs; `model_dir` is WSPAlign's checkpoint
+    or SimAlign's encoder, `binary` eflomal's build (None: the checkout's, compiled on first
+    use)."""
     if method == "wspalign":
         from xlsent.align.wspalign import WSPAligner
 
         return WSPAligner.load(model_dir, cfg).align(pairs)
+    if method == "simalign":
+        from xlsent.align.simalign import SimAligner
+
+        return SimAligner.load(model_dir, cfg).align(pairs)
     aligner = EflomalAligner(
         symmetrize=cfg.symmetrize,
         max_words=cfg.max_words,

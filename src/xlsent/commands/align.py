@@ -56,7 +56,7 @@ def _add_align_shard(sub: Subparsers) -> None:
     p.add_argument("--index", type=int, required=True)
     p.add_argument("--shard-size", type=int, required=True)
     p.add_argument("--total", type=int, required=True, help="training pairs of the language")
-    p.add_argument("--model", help="the WSPAlign checkpoint directory")
+    p.add_argument("--model", help="the model directory: WSPAlign's checkpoint, SimAlign's encoder")
     p.add_argument("--binary", help="the eflomal binary (eflomal-build)")
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
     p.add_argument("--out", required=True)
@@ -65,8 +65,8 @@ def _add_align_shard(sub: Subparsers) -> None:
 
 
 def align_shard(args: argparse.Namespace) -> None:
-    """eflomal runs its own three samplers; WSPAlign on the CPU is limited to the job's
-    `--threads`."""
+    """eflomal runs its own three samplers; a neural aligner on the CPU is limited to the
+    job's `--threads`."""
     from xlsent.align import job
 
     if args.method != "eflomal":

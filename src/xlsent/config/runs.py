@@ -23,7 +23,7 @@ ENCODER_METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
 DUALPIVOT_METHODS = ("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer")
 WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow", "mapped")
 # The word aligners (`align.method`), each with its settings block `align.<method>`.
-ALIGN_METHODS = ("wspalign", "eflomal")
+ALIGN_METHODS = ("wspalign", "eflomal", "simalign")
 # The runs whose model directory encodes sentences (`xlsent.models.load`).
 SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
 # The keys of a settings block that the program its job runs does not take: the job's
@@ -38,6 +38,7 @@ NOT_PROGRAM_SETTINGS = {
     # The aligner's model is the rule's input (a directory), its GPUs the job's resource:
     # neither changes a link, so neither reruns a shard.
     "align.wspalign": ("model", "gpus"),
+    "align.simalign": ("model", "gpus"),
     "bisent2vec": ("threads", "tfidf"),
     "corpus": ("source", "opus", "local", "demo", "clean"),
     # The rules pass these as inputs and --from: what is read, not how.
