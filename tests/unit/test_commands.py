@@ -40,7 +40,11 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--pretrained results/pretrained/xlmr",
         "--corpus kk=kk/train.parquet te=te/train.parquet --vocab-size 32000 --sentences 2000",
     ],
-    ("align_shard", "{params.model}"): ["", "--model results/aligners/wspalign"],
+    ("align_shard", "{params.model}"): [
+        "",
+        "--model results/aligners/wspalign",
+        "--model results/pretrained/me5",
+    ],
     ("align_shard", "{params.binary}"): ["", "--binary results/build/eflomal/eflomal"],
     ("subwords", "{params.prefix}"): [
         "--en-prefix '' --xx-prefix ''",
@@ -106,7 +110,7 @@ CONDITIONAL = {
     ("tokenizer", "corpus"): "a scratch model's training corpus",
     ("tokenizer", "vocab_size"): "a scratch model's vocab_size",
     ("tokenizer", "sentences"): "a scratch model's tokenizer_sentences",
-    ("align-shard", "model"): "the fetched WSPAlign checkpoint: method wspalign",
+    ("align-shard", "model"): "the model directory: methods wspalign and simalign",
     ("bisent2vec-eval-tatoeba", "model"): "one of --model and --models (a required group)",
     ("bisent2vec-eval-tatoeba", "models"): "one of --model and --models (a required group)",
     ("eval-mteb", "cache_dir"): "evaluate.mteb.cache_dir: when set",

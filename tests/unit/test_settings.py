@@ -13,10 +13,14 @@ import pytest
 import yaml
 from support import ROOT
 
+from xlsent.align.simalign import SimAlignConfig
+from xlsent.align.statistical import EflomalConfig
+from xlsent.align.wspalign import WSPAlignConfig
 from xlsent.bisent2vec.mapped import MappedSettings
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
 from xlsent.cli import main
 from xlsent.config import (
+    ALIGN_METHODS,
     NOT_PROGRAM_SETTINGS,
     clean_settings,
     encoding_settings,
@@ -87,6 +91,19 @@ CASES = {
         program_settings("corpus", _defaults(SCHEMA["corpus"]["properties"])),
         {"batch_size": "rows per batch in memory, not a result setting"},
     ),
+    # The alignment job's settings object of each aligner (`xlsent align-shard --settings`).
+    **{
+        f"align.{method}": (
+            cls,
+            program_settings(f"align.{method}", _defaults(_block(f"align.{method}"))),
+            {},
+        )
+        for method, cls in (
+            ("eflomal", EflomalConfig),
+            ("wspalign", WSPAlignConfig),
+            ("simalign", SimAlignConfig),
+        )
+    },
 }
 
 
@@ -236,3 +253,25 @@ def test_an_evaluation_names_an_unknown_encoding_setting(tmp_path, caplog):
         main([*argv, "--encoding", json.dumps(encoding)])
     assert stopped.value.code == 2
     assert "unknown encoding setting 'devices' (did you mean 'device'?)" in caplog.text
+
+
+def test_every_aligner_has_a_settings_object():
+    """The schema's aligners are `ALIGN_METHODS` (the command's choices, the rules' wildcard),
+    and each has its block and a case above."""
+    align = SCHEMA["align"]["properties"]
+    assert tuple(align["method"]["enum"]) == ALIGN_METHODS
+    assert {f"align.{method}" for method in ALIGN_METHODS} <= set(CASES)
+    assert set(ALIGN_METHODS) <= set(align)
+
+
+def test_an_alignment_job_names_an_unknown_setting(tmp_path, caplog):
+    """`align-shard --settings` is parsed by `settings_object`: a key the aligner does not
+    take (here a resource, which the rules leave out) stops the job naming it."""
+    settings = program_settings("align.wspalign", _defaults(_block("align.wspalign")))
+    argv = ["align-shard", "--method", "wspalign", "--corpus", "c", "--words", "w"]
+    argv += ["--index", "0", "--shard-size", "10", "--total", "10", "--threads", "1"]
+    argv += ["--out", str(tmp_path / "s.arrow"), "--stats", str(tmp_path / "s.json")]
+    with caplog.at_level(logging.ERROR), pytest.raises(SystemExit) as stopped:
+        main([*argv, "--settings", json.dumps({**settings, "gpus": 1})])
+    assert stopped.value.code == 2
+    assert "unknown align.wspalign setting 'gpus'" in caplog.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -135,3 +136,95 @@ def test_wspalign_with_a_local_checkpoint(demo_run, tmp_path):
     assert (workdir / "results/aligners/wspalign/config.json").exists()
     manifest = _check_language(workdir, "wspalign", "kk", 1000)
     assert manifest["settings"]["combine"] == "union"
+
+
+def _tiny_checkpoint(directory: Path, head: bool = False) -> Path:
+    """A seeded tiny XLM-R saved with a word-level fast tokenizer that frames a sentence as
+    <s> A </s> and a pair as <s> A </s></s> B </s>, as XLM-R's does; with `head`, a
+    question-answering model (WSPAlign's kind). Random weights: links arbitrary but real."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast, XLMRobertaModel
+
+    special = {"bos": "<s>", "pad": "<pad>", "eos": "</s>", "unk": "<unk>", "mask": "<mask>"}
+    words = [*special.values(), "the", "file", "die", "Datei", "."]
+    tokenizer = Tokenizer(models.WordLevel({word: i for i, word in enumerate(words)}, "<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>",
+        pair="<s> $A </s> </s> $B </s>",
+        special_tokens=[("<s>", 0), ("</s>", 2)],
+    )
+    roles = {**special, "cls": "<s>", "sep": "</s>"}
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        model_max_length=298,
+        **{f"{role}_token": token for role, token in roles.items()},
+    ).save_pretrained(directory)
+    torch.manual_seed(0)
+    config = XLMRobertaConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=300,
+        pad_token_id=1,
+    )
+    model_class = XLMRobertaForQuestionAnswering if head else XLMRobertaModel
+    model_class(config).save_pretrained(directory)
+    return directory
+
+
+def test_simalign_shards_and_gpus_that_realign_nothing(tmp_path):
+    """SimAlign end to end (its model fetched, read by the shard job), beside WSPAlign. The
+    aligners' GPUs are the jobs' resource, not a setting: after a finished run, changed
+    `gpus` plan nothing (the whole block was a param: every shard reran, and every WACSE run
+    after it), a changed setting realigns. The smallest DAG: one language of 150 pairs
+    (clean, sample, words), each aligner's model fetched, one shard and a manifest each
+    (under a minute on 2 cores)."""
+    config = {
+        "languages": ["de"],
+        "corpus": {
+            "source": "demo",
+            "clean": {"min_tokens": 1},
+            "max_pairs": 150,
+            "dev_pairs": 20,
+            "min_train_pairs": 100,
+            "min_dev_pairs": 10,
+        },
+        "models": {"enc": {"init": "pretrained", "path": str(_tiny_checkpoint(tmp_path / "enc"))}},
+        "align": {
+            "method": "simalign",
+            "simalign": {"model": "enc", "layer": 1, "device": "cpu"},
+            "wspalign": {
+                "model": str(_tiny_checkpoint(tmp_path / "qa", head=True)),
+                "threshold": 0.0,
+                "combine": "union",
+                "device": "cpu",
+            },
+        },
+        "runs": {"b2v": {"method": "bisent2vec", "seeds": [0]}},
+    }
+    workdir = tmp_path / "work"
+    configfile = write_config(tmp_path / "config.yaml", config)
+    targets = _manifests("simalign", ["de"]) + _manifests("wspalign", ["de"])
+    snakemake(workdir, *targets, "--cores", "2", "--configfile", str(configfile))
+    assert (workdir / "results/pretrained/enc/config.json").exists()
+    manifest = _check_language(workdir, "simalign", "de", 100_000)
+    assert manifest["settings"] == {
+        "model": "enc",
+        "layer": 1,
+        "method": "argmax",
+        "batch_size": 64,
+        "max_subwords": 256,
+        "device": "cpu",
+    }
+    _check_language(workdir, "wspalign", "de", 100_000)
+    assert planned_jobs(workdir, configfile, *targets) == {}
+
+    config["align"]["simalign"]["gpus"] = 2
+    config["align"]["wspalign"]["gpus"] = 4
+    assert planned_jobs(workdir, write_config(tmp_path / "gpus.yaml", config), *targets) == {}
+    config["align"]["simalign"]["layer"] = 2
+    changed = write_config(tmp_path / "changed.yaml", config)
+    assert planned_jobs(workdir, changed, *targets) == {"align_shard": 1, "align_manifest": 1}

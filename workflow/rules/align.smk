@@ -78,14 +78,16 @@ rule align_shard:
     conda:
         "../../envs/gpu.yaml"
     # The fan-out unit on a cluster: one job per shard, never grouped. WSPAlign: a GPU, the
-    # main thread and a tokenising one; eflomal: three samplers (its links depend on
-    # align.eflomal.seed, not on the threads it gets).
+    # main thread and a tokenising one; SimAlign: a GPU, or the threads on a CPU; eflomal:
+    # three samplers (its links depend on align.eflomal.seed, not on the threads it gets).
     threads: 4
     resources:
-        gpu=lambda w: ALIGN["wspalign"]["gpus"] if w.aligner == "wspalign" else 0,
+        gpu=align_gpus,
         mem_mb=lambda w, attempt: 16000 * attempt,
         runtime=lambda w, attempt: 4 * 60 * attempt,
     params:
+        # The aligner's settings; its GPUs are a resource, not a param: a changed count
+        # reruns no shard.
         settings=lambda w: as_json(align_settings(w)),
         shard_size=ALIGN["shard_size"],
         total=lambda w: train_pairs(w.lang),
@@ -99,7 +101,8 @@ rule align_shard:
         "xlsent align-shard --method {wildcards.aligner} --settings {params.settings:q}"
         " --corpus {input.corpus} --words {input.words} --index {wildcards.shard}"
         " --shard-size {params.shard_size} --total {params.total} {params.model}"
-        " {params.binary} --out {output.shard} --stats {output.stats} 2> {log}"
+        " {params.binary} --threads {threads} --out {output.shard} --stats {output.stats}"
+        " 2> {log}"
 
 
 rule align_manifest:
@@ -121,7 +124,7 @@ rule align_manifest:
         mem_mb=lambda w, attempt: 1000 * attempt,
         runtime=lambda w, attempt: 10 * attempt,
     params:
-        settings=lambda w: as_json(align_settings(w)),
+        settings=lambda w: as_json(align_record(w)),
     shell:
         "xlsent align-manifest --method {wildcards.aligner} --lang {wildcards.lang}"
         " --settings {params.settings:q} --out {output} {input.stats} 2> {log}"

@@ -6,9 +6,11 @@ from pathlib import Path
 
 from xlsent import languages
 from xlsent.config import (
+    ALIGN_METHODS,
     DUALPIVOT_METHODS,
     ENCODER_METHODS,
     WORD_VECTOR_METHODS,
+    aligner_settings,
     bisent2vec_settings,
     bli_dictionaries,
     clean_settings,
@@ -63,7 +65,7 @@ wildcard_constraints:
     run="[a-z][a-z0-9_-]*",
     seed=r"\d+",
     corpus="[A-Za-z0-9_-]+",
-    aligner="wspalign|eflomal",
+    aligner="|".join(ALIGN_METHODS),
     shard=r"\d{4}",
     direction="en2xx|xx2en",
 
@@ -237,19 +239,37 @@ def align_shard_files(wildcards, kind="arrow"):
 
 
 def align_inputs(wildcards):
+    """A shard's pairs and what aligns them: WSPAlign's checkpoint, SimAlign's model
+    directory (fetch_model's: a changed model realigns), or eflomal's build."""
     inputs = {
         "corpus": f"results/corpus/{wildcards.lang}/train.parquet",
         "words": f"results/words/{wildcards.lang}/train.parquet",
     }
     if wildcards.aligner == "wspalign":
         inputs["model"] = "results/aligners/wspalign"
+    elif wildcards.aligner == "simalign":
+        inputs["model"] = f"results/pretrained/{ALIGN['simalign']['model']}"
     else:
         inputs["binary"] = EFLOMAL_BINARY
     return inputs
 
 
 def align_settings(wildcards):
-    return ALIGN[wildcards.aligner]
+    """What an alignment job takes (`--settings`): its block less the model (an input)
+    and the GPUs (a resource), so neither reruns a shard (config.aligner_settings)."""
+    return aligner_settings(config, wildcards.aligner)
+
+
+def align_record(wildcards):
+    """What a language's manifest records: the job's settings and the model the links came
+    from (a hub id or directory for WSPAlign, a name of `models` for SimAlign)."""
+    model = ALIGN[wildcards.aligner].get("model")
+    return {**align_settings(wildcards), **({"model": model} if model else {})}
+
+
+def align_gpus(wildcards):
+    """The GPUs an alignment job asks for: the neural aligners' `gpus`, none for eflomal."""
+    return ALIGN[wildcards.aligner].get("gpus", 0)
 
 
 # -- train -----------------------------------------------------------------------------
@@ -591,8 +611,8 @@ def gpus_per_job():
         f"train_dualpivot/{run}={dualpivot_settings(config, run, 0)['gpus']}"
         for run in DUALPIVOT_RUNS
     ]
-    if ALIGN["method"] == "wspalign":
-        held.append(f"align={ALIGN['wspalign']['gpus']}")
+    if ALIGN["method"] in ("wspalign", "simalign"):
+        held.append(f"align={ALIGN[ALIGN['method']]['gpus']}")
     held += [f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")]
     return held
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING, Union
 
 from xlsent.align.links import PairAlignment, SentencePair
 from xlsent.align.shards import read_pairs, shard_count, write_shard
+from xlsent.align.statistical import EflomalAligner, EflomalConfig
+from xlsent.config.runs import settings_object
+
+if TYPE_CHECKING:  # the neural aligners' modules import torch: only when they run
+    from xlsent.align.simalign import SimAlignConfig
+    from xlsent.align.wspalign import WSPAlignConfig
 
 log = logging.getLogger(__name__)
 
@@ -35,29 +42,46 @@ def shard_seed(seed: int, index: int) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+AlignerConfig = Union["EflomalConfig", "WSPAlignConfig", "SimAlignConfig"]
+
+
+def aligner_config(method: str, settings: dict) -> AlignerConfig:
+    """The settings object of aligner `method` from its job's `--settings` JSON (the
+    schema's `align.<method>` block less `NOT_PROGRAM_SETTINGS`): an unknown or missing key
+    fails naming it."""
+    if method == "wspalign":
+        from xlsent.align.wspalign import WSPAlignConfig as cls
+    elif method == "simalign":
+        from xlsent.align.simalign import SimAlignConfig as cls
+    else:
+        cls = EflomalConfig
+    return settings_object(cls, settings, f"align.{method}")
+
+
 def align(
     method: str,
-    settings: dict,
+    cfg: AlignerConfig,
     pairs: list[SentencePair],
     index: int,
     model_dir: Path | None = None,
     extra: list[SentencePair] | None = None,
     binary: Path | None = None,
 ) -> list[PairAlignment]:
-    """The aligner's answers for shard `index`'s pairs; `model_dir` is WSPAlign's checkpoint,
-    `binary` eflomal's build (None: the checkout's, compiled on first use)."""
+    """The aligner's answers for shard `index`'s pairs; `model_dir` is WSPAlign's checkpoint
+    or SimAlign's encoder, `binary` eflomal's build (None: the checkout's, compiled on first
+    use)."""
     if method == "wspalign":
-        from xlsent.align.wspalign import WSPAlignConfig, WSPAligner
+        from xlsent.align.wspalign import WSPAligner
 
-        keys = WSPAlignConfig.__dataclass_fields__
-        cfg = WSPAlignConfig(**{k: v for k, v in settings.items() if k in keys})
         return WSPAligner.load(model_dir, cfg).align(pairs)
-    from xlsent.align.statistical import EflomalAligner
+    if method == "simalign":
+        from xlsent.align.simalign import SimAligner
 
+        return SimAligner.load(model_dir, cfg).align(pairs)
     aligner = EflomalAligner(
-        symmetrize=settings["symmetrize"],
-        max_words=settings["max_words"],
-        seed=shard_seed(settings["seed"], index),
+        symmetrize=cfg.symmetrize,
+        max_words=cfg.max_words,
+        seed=shard_seed(cfg.seed, index),
         binary=binary,
     )
     return aligner.align(pairs, extra=extra or [])
@@ -76,13 +100,14 @@ def run(
     binary: Path | None = None,
 ) -> dict:
     """Align shard `index` of a language with `total` training pairs; write it; return stats."""
+    cfg = aligner_config(method, settings)
     ids, pairs = read_pairs(corpus, words, index, shard_size)
     extra = []
-    if method == "eflomal" and len(pairs) < settings["min_estimation_pairs"]:
+    if isinstance(cfg, EflomalConfig) and len(pairs) < cfg.min_estimation_pairs:
         extra = _estimation_pairs(
-            corpus, words, index, shard_size, total, settings["min_estimation_pairs"] - len(pairs)
+            corpus, words, index, shard_size, total, cfg.min_estimation_pairs - len(pairs)
         )
     log.info("shard %d: %d pairs (+%d for estimation)", index, len(pairs), len(extra))
-    aligned = align(method, settings, pairs, index, model_dir, extra, binary) if pairs else []
+    aligned = align(method, cfg, pairs, index, model_dir, extra, binary) if pairs else []
     stats = write_shard(out, ids, pairs, aligned)
     return {"shard": index, "estimation_pairs": len(extra), **stats}

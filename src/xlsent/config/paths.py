@@ -47,8 +47,11 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
     )
     if config["corpus"]["clean"]["style"] == "dap":
         _check_clean_tokenizer(config)
-    for run in runs_of(config, SENTENCE_ENCODER_METHODS):
-        name = config["runs"][run]["model"]
+    # The pretrained models that are read: those of sentence-encoder runs, and SimAlign's.
+    names = [config["runs"][run]["model"] for run in runs_of(config, SENTENCE_ENCODER_METHODS)]
+    if config["align"]["method"] == "simalign":
+        names.append(config["align"]["simalign"]["model"])
+    for name in dict.fromkeys(names):
         model = config["models"][name]
         if model["init"] == "pretrained" and is_bundled(model["path"]):
             _check_bundled_model(f"models.{name}.path", model["path"])

@@ -22,16 +22,23 @@ T = TypeVar("T")
 ENCODER_METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
 DUALPIVOT_METHODS = ("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer")
 WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow", "mapped")
+# The word aligners (`align.method`), each with its settings block `align.<method>`.
+ALIGN_METHODS = ("wspalign", "eflomal", "simalign")
 # The runs whose model directory encodes sentences (`xlsent.models.load`).
 SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
 # The keys of a settings block that the program its job runs does not take: the job's
 # resources, which the scheduler gives it (threads; gpus, whose processes torchrun starts),
 # and settings of other jobs (bisent2vec.tfidf is the Tatoeba evaluation's; the corpus
 # block's sources and cleaning are the download and clean jobs', the rest the sample job's).
-# The one list the rules, the commands and the tests use.
+# A block whose program takes every key is not listed. The one list the rules, the commands
+# and the tests use.
 NOT_PROGRAM_SETTINGS = {
     "train": ("threads", "gpus"),
     "dualpivot": ("threads", "gpus"),
+    # The aligner's model is the rule's input (a directory), its GPUs the job's resource:
+    # neither changes a link, so neither reruns a shard.
+    "align.wspalign": ("model", "gpus"),
+    "align.simalign": ("model", "gpus"),
     "bisent2vec": ("threads", "tfidf"),
     "corpus": ("source", "opus", "local", "demo", "clean"),
     # The encode jobs' GPUs: a resource of the job, not how it encodes.
@@ -215,9 +222,16 @@ def mapped_settings(config: dict, run: str) -> dict:
 
 
 def program_settings(block: str, settings: dict) -> dict:
-    """The settings of block `block` ("train", "bisent2vec", "corpus") that its program
-    takes: all but `NOT_PROGRAM_SETTINGS[block]`."""
-    return {k: v for k, v in settings.items() if k not in NOT_PROGRAM_SETTINGS[block]}
+    """The settings of block `block` ("train", "bisent2vec", "corpus", "align.eflomal") that
+    its program takes: all but `NOT_PROGRAM_SETTINGS[block]`."""
+    left_out = NOT_PROGRAM_SETTINGS.get(block, ())
+    return {k: v for k, v in settings.items() if k not in left_out}
+
+
+def aligner_settings(config: dict, method: str) -> dict:
+    """What an alignment job of `method` takes (`xlsent align-shard --settings`): its
+    `align.<method>` block less the model the rule passes as an input and the job's GPUs."""
+    return program_settings(f"align.{method}", config["align"][method])
 
 
 def clean_settings(config: dict) -> dict:
