@@ -1,7 +1,8 @@
 """Bi-Sent2vec: trainer speed against fastText CBOW, and quality on real data (BLI, Tatoeba).
 
-Speed, on the l10n de-en pairs (../shared/data/l10n, spaCy word tokens), with the same
-tokens, vocabulary threshold, dim, epochs, lr, neg, t and threads for both trainers:
+Speed, on the l10n de-en pairs (../shared/data/l10n, spaCy word tokens; `--smoke`: the
+embedded demo's, their held-out part as the Tatoeba set), with the same tokens, vocabulary
+threshold, dim, epochs, lr, neg, t and threads for both trainers:
 - words/s/thread of our trainer and of fastText CBOW (the fasttext-wheel package, window 5,
   no character n-grams), 1 and 2 threads. "wall" counts the whole training call (reading,
   vocabulary, training; ours also saving); "loop" is our trainer's own count of its
@@ -39,12 +40,12 @@ step several times larger for it, and at 0.2 it diverges (BLI P@1 falls to about
     .venv/bin/python benchmarks/bisent2vec.py --langs --binary OTHER/bisent2vec  # speed of
         # another build (e.g. an older commit's) beside fastText, with the same command
 
-Prints tables and writes benchmarks/out/bisent2vec.json (git-ignored; `--out` elsewhere).
+Prints tables and writes bisent2vec.json: `speed` (per thread count: words/s/thread of
+both trainers, wall and loop seconds, peak RSS, scaling), `bli` and `tatoeba` (per model).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import gzip
 import json
@@ -54,6 +55,7 @@ import tempfile
 from itertools import islice
 from pathlib import Path
 
+import harness
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -67,24 +69,34 @@ from xlsent.io import read_json
 from xlsent.tables import markdown
 from xlsent.tokenize import WORDS_SCHEMA, word_tokenizer
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
-OUT = ROOT / "benchmarks" / "out"
 FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")
+DEMO_HELDOUT = 0.2  # the demo config's share of held-out pairs (`--smoke`'s Tatoeba set)
 PRESETS = {
     "reference": {},
     "small-data": {"lr": 0.2, "epoch": 20},
 }
 
 
-def l10n_words(lang: str, n: int, out: Path) -> Path:
-    """The first n l10n pairs of a language, word-tokenized into a words Parquet file."""
+def l10n_texts(lang: str, n: int) -> list[tuple[str, str]]:
+    """The first n (English, foreign) l10n pairs of a language."""
     pair = "-".join(sorted(("en", lang)))
     with (
-        gzip.open(SHARED / f"l10n/l10n.{pair}.en.gz", "rt") as en,
-        gzip.open(SHARED / f"l10n/l10n.{pair}.{lang}.gz", "rt") as xx,
+        gzip.open(harness.SHARED / f"l10n/l10n.{pair}.en.gz", "rt") as en,
+        gzip.open(harness.SHARED / f"l10n/l10n.{pair}.{lang}.gz", "rt") as xx,
     ):
-        texts = [(a.rstrip("\n"), b.rstrip("\n")) for a, b in islice(zip(en, xx, strict=True), n)]
+        return [(a.rstrip("\n"), b.rstrip("\n")) for a, b in islice(zip(en, xx, strict=True), n)]
+
+
+def demo_texts(lang: str, n: int) -> list[tuple[str, str]]:
+    """The first n (English, foreign) pairs of the embedded demo's training part."""
+    from xlsent.corpus.readers import demo
+
+    pairs = demo.demo_pairs(lang)
+    return [(en, xx) for _, en, xx in pairs if not demo.is_heldout(en, DEMO_HELDOUT)][:n]
+
+
+def words_file(texts: list[tuple[str, str]], lang: str, out: Path) -> Path:
+    """(English, foreign) pairs, word-tokenized into a words Parquet file."""
     en_words = list(word_tokenizer("en")([a for a, _ in texts]))
     xx_words = list(word_tokenizer(lang)([b for _, b in texts]))
     path = out / f"{lang}.words.parquet"
@@ -210,6 +222,7 @@ def quality(
     settings: Bisent2vecSettings,
     cbow_settings: Bisent2vecSettings,
     threads: int,
+    tatoeba_dir: Path,
 ) -> tuple[list[dict], list[dict]]:
     models = {}
     variants = {"uni": settings}
@@ -228,7 +241,7 @@ def quality(
     for name, model in models.items():
         idf = {code: model.idf(sentences, code) for code, sentences in held.items()}
         for weighting, weights in (("mean", None), ("tf-idf", idf)):
-            rows = tatoeba.evaluate(model.text_encoder(weights), SHARED / "tatoeba/v1", [lang])
+            rows = tatoeba.evaluate(model.text_encoder(weights), tatoeba_dir, [lang])
             accuracy = {r["direction"]: r["value"] for r in rows}
             tatoeba_rows.append({"lang": lang, "model": name, "average": weighting, **accuracy})
         if en_de:
@@ -246,7 +259,7 @@ def quality(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--pairs", type=int, default=50_000)
     parser.add_argument("--langs", nargs="*", default=["de", "kk", "te"], help="none: speed only")
     parser.add_argument("--dim", type=int, default=100)
@@ -269,10 +282,10 @@ def main() -> None:
     parser.add_argument(
         "--binary", type=Path, help="time this trainer binary (default: build the checkout's)"
     )
-    parser.add_argument("--out", type=Path, default=OUT / "bisent2vec.json", help="the JSON")
-    args = parser.parse_args()
+    smoke = {"pairs": 1000, "langs": ["de"], "dim": 10, "repeats": 1}
+    args = harness.parse(parser, smoke)
 
-    binary = args.binary or build(ROOT / "build" / "bisent2vec")
+    binary = args.binary or build(harness.ROOT / "build" / "bisent2vec")
     reference = Bisent2vecSettings(dim=args.dim)
     if args.lr_update_rate:
         reference = dataclasses.replace(reference, lr_update_rate=args.lr_update_rate)
@@ -288,8 +301,15 @@ def main() -> None:
     tatoeba_rows, bli_rows = [], []
     with tempfile.TemporaryDirectory(prefix="xlsent-bench-b2v-") as tmp:
         work = Path(tmp)
+        tatoeba_dir = harness.SHARED / "tatoeba/v1"
+        if args.smoke:
+            from xlsent.corpus.readers import demo
+
+            tatoeba_dir = work / "tatoeba"
+            demo.write_heldout(args.langs, tatoeba_dir, DEMO_HELDOUT)
+        texts = demo_texts if args.smoke else l10n_texts
         for lang in dict.fromkeys(["de", *args.langs]):
-            words = l10n_words(lang, args.pairs, work)
+            words = words_file(texts(lang, args.pairs), lang, work)
             pairs = work / f"{lang}.pairs.txt"
             write_pairs([words], pairs)
             if lang == "de" and not args.skip_speed:
@@ -298,13 +318,11 @@ def main() -> None:
                 )
             if lang in args.langs:
                 t_rows, b_rows = quality(
-                    binary, lang, words, pairs, work, tuned, cbow, args.threads
+                    binary, lang, words, pairs, work, tuned, cbow, args.threads, tatoeba_dir
                 )
                 tatoeba_rows += t_rows
                 bli_rows += b_rows
     results["tatoeba"], results["bli"] = tatoeba_rows, bli_rows
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
 
     if "speed" in results:
         print(markdown(pl.DataFrame(results["speed"]), digits=2, caption="Speed (de-en)"))
@@ -312,6 +330,7 @@ def main() -> None:
         print(markdown(pl.DataFrame(bli_rows), caption="BLI with FreeDict (%)"))
     if tatoeba_rows:
         print(markdown(pl.DataFrame(tatoeba_rows), caption="Tatoeba accuracy (%)"))
+    harness.write_json(args.out_dir, __file__, results)
 
 
 if __name__ == "__main__":

