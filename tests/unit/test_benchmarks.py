@@ -34,6 +34,10 @@ NEEDS_SHARED = {
     "l10n_quality": ["l10n", "tatoeba/v1"],
 }
 
+# The option by which a script that reads multilingual-e5-small takes it converted (else it
+# converts it into its --out-dir): the session's conversion (`me5_model`), made once.
+ME5_OPTION = {"align": "--model", "encode": "--model-dir", "train_me5": "--model-dir"}
+
 # The fields each script's JSON documents (its docstring's last paragraph), as dotted paths
 # with `*` for every entry of a dict or list: `positive` ones are times, throughputs, sizes
 # or ratios of them; `present` ones may be zero (accuracies, counts of what survived).
@@ -162,8 +166,10 @@ def needs_shared(name: str) -> list:
     "script",
     [pytest.param(s, id=s.stem, marks=needs_shared(s.stem)) for s in SCRIPTS],
 )
-def test_smoke_run_prints_a_table_and_writes_its_fields(script: Path, tmp_path: Path):
-    stdout, record = smoke(script, tmp_path)
+def test_smoke_run_prints_a_table_and_writes_its_fields(script: Path, tmp_path: Path, request):
+    option = ME5_OPTION.get(script.stem)
+    me5 = [option, str(request.getfixturevalue("me5_model"))] if option else []
+    stdout, record = smoke(script, tmp_path, *me5)
     assert has_table(stdout), f"{script.name} printed no table:\n{stdout[-3000:]}"
     found = numbers(record)
     assert found, f"{script.name}'s JSON holds no number"

