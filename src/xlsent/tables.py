@@ -720,7 +720,8 @@ def cost_table(benchmarks: str | os.PathLike[str], gpus: dict[str, int]) -> pl.D
     """What each stage cost, from the `benchmark:` files under `benchmarks` (Snakemake's TSV
     of one job each: wall seconds, peak RSS, CPU seconds).
 
-    One row per stage (the rule; `eval/{task}` for evaluations) and run (empty for the stages
+    One row per stage (the rule; `eval/{task}` for evaluations, `align/{aligner}` for the
+    alignment shards) and run (empty for the stages
     every run shares): jobs, wall minutes (summed over jobs), CPU minutes, the largest peak
     RSS (GB), and GPU hours (wall × GPUs of the job: `gpus` maps a stage, or `stage/run`, to
     the GPUs each of its jobs held; 0 for the rest)."""
@@ -728,7 +729,7 @@ def cost_table(benchmarks: str | os.PathLike[str], gpus: dict[str, int]) -> pl.D
     rows = []
     for path in sorted(root.rglob("*.tsv")):
         parts = path.relative_to(root).with_suffix("").parts
-        stage = "/".join(parts[:2]) if parts[0] == "eval" else parts[0]
+        stage = "/".join(parts[:2]) if parts[0] in ("eval", "align") else parts[0]
         at = RUN_PART.get(parts[0])
         run = parts[at] if at is not None and len(parts) > at + 1 else ""
         record = pl.read_csv(path, separator="\t").row(-1, named=True)  # the last repeat

@@ -44,7 +44,15 @@ def test_paper_config_is_the_paper_setup():
     assert settings["temperature"] == 0.05
     pairs = [(rs.run, rs.seed) for rs in run_seeds(config)]
     assert pairs[:6] == [(run, seed) for run in ("tr", "wacse", "dap") for seed in (42, 0)]
-    assert train_settings(config, "wacse", 0)["wacse_weights"] == [0.8, 0.1, 0.1]
+    # WACSE on its 2 GPUs, each GPU's TR over the pass's gathered vectors: §4.3's 0.8/0.1/0.1
+    # with the word losses doubled against DDP's halved TR, and the Trainer's clip at 1.0 of
+    # that half-scale gradient (docs/methods.md); §6's 0.8/0.02/0.18 likewise.
+    wacse = train_settings(config, "wacse", 0)
+    assert (wacse["wacse_weights"], wacse["max_grad_norm"]) == ([0.8, 0.2, 0.2], 2.0)
+    assert train_settings(config, "wacse-10k", 42)["wacse_weights"] == [0.8, 0.04, 0.36]
+    assert train_settings(config, "tr", 0)["max_grad_norm"] == 8.0  # DAP's 8 GPUs'
+    for run in ("tr-10k", "tr-awp", "tr-wtr", "wacse-10k", "wacse-langemb", "wacse-wtr-t1"):
+        assert train_settings(config, run, 42)["max_grad_norm"] == 2.0, run
     # DAP: the released code's effective RTL weight and pooler, the whole batch's negatives.
     assert train_settings(config, "dap", 0)["rtl_weight"] == 0.8
     assert train_settings(config, "dap", 0)["pooler"] == "mlp"
@@ -410,7 +418,19 @@ TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_atten
         (
             {"align": {"method": "simalign"}},
             "config key `align.simalign.model` must name a pretrained model of `models` when "
-            "`align.method` is simalign: SimAlign compares that model's hidden states",
+            "an aligner is simalign (`align.method`, or a run's `aligner`): SimAlign compares "
+            "that model's hidden states",
+        ),
+        (
+            # A wacse run on SimAlign's links beside eflomal's: SimAlign needs its model too.
+            {"runs": {"w": {"method": "wacse", "model": "xlmr", "aligner": "simalign"}}},
+            "config key `align.simalign.model` must name a pretrained model of `models` when "
+            "an aligner is simalign",
+        ),
+        (
+            {"runs": {"t": {"method": "tr", "model": "xlmr", "aligner": "simalign"}}},
+            "config key `runs.t.aligner`: only wacse runs read word alignments, and 't' is a "
+            "tr run: remove the key",
         ),
         (
             {"align": {"method": "simalign", "simalign": {"model": "me5"}}},

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from support import ROOT, demo_config, planned_jobs, snakemake, write_config
 
+from xlsent import languages
 from xlsent.config import load as load_config
 from xlsent.corpus.readers import opus
 
@@ -78,8 +79,6 @@ def test_a_run_on_several_gpus_is_launched_by_torchrun(tmp_path):
 
 
 def manifest_langs() -> list[str]:
-    from xlsent import languages
-
     return languages.resolve("xtreme36")
 
 
@@ -187,3 +186,26 @@ def test_a_run_starting_from_another_trains_after_it(tmp_path):
     alone = _dag_edges(tmp_path, write_config(tmp_path / "alone.yaml", config), *targets[:3])
     assert ("tokenizer", "train tr") in alone
     assert not any(a == "train mlm" for a, _ in alone)
+
+
+def test_a_wacse_run_reads_the_links_of_its_own_aligner(tmp_path):
+    """`runs.X.aligner`: a wacse run on SimAlign's links (over me5) beside the demo's wacse on
+    eflomal's: each run's word spans come from its aligner's shards (which hide behind the
+    `sample` checkpoint in a dry run; their manifests are planned)."""
+    config = demo_config()
+    config["align"]["simalign"] = {"model": "me5"}
+    config["runs"]["wacse-simalign"] = {**config["runs"]["wacse"], "aligner": "simalign"}
+    configfile = write_config(tmp_path / "config.yaml", config)
+    langs = len(languages.resolve(config["languages"]))
+    ours = planned_jobs(tmp_path, configfile, "results/models/wacse-simalign/seed42")
+    assert (ours["align_manifest"], ours["word_spans"]) == (langs, langs)
+    spans = snakemake(
+        tmp_path,
+        "results/models/wacse-simalign/seed42",
+        "results/models/wacse/seed42",
+        "--dry-run",
+        "--configfile",
+        str(configfile),
+    ).stdout
+    for aligner in ("simalign", "eflomal"):
+        assert f"results/wordspans/tiny/{aligner}/kk.parquet" in spans

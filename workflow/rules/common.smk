@@ -11,6 +11,7 @@ from xlsent.config import (
     ENCODER_METHODS,
     WORD_VECTOR_METHODS,
     aligner_settings,
+    aligners,
     bisent2vec_settings,
     bli_dictionaries,
     clean_settings,
@@ -20,6 +21,7 @@ from xlsent.config import (
     init_source,
     mapped_settings,
     program_settings,
+    run_aligner,
     run_seeds,
     runs_of,
     train_settings,
@@ -282,7 +284,7 @@ WORD_SPANS = "results/wordspans/{model}/{aligner}/{lang}.parquet"
 def train_pattern(run):
     """What a run trains on per language: subwords, or word spans + links (wacse)."""
     if config["runs"][run]["method"] == "wacse":
-        return WORD_SPANS.replace("{aligner}", ALIGN["method"])
+        return WORD_SPANS.replace("{aligner}", run_aligner(config, run))
     return SUBWORDS.replace("{split}", "train")
 
 
@@ -611,8 +613,9 @@ def gpus_per_job():
         f"train_dualpivot/{run}={dualpivot_settings(config, run, 0)['gpus']}"
         for run in DUALPIVOT_RUNS
     ]
-    if ALIGN["method"] in ("wspalign", "simalign"):
-        held.append(f"align={ALIGN[ALIGN['method']]['gpus']}")
+    held += [
+        f"align/{aligner}={ALIGN[aligner].get('gpus', 0)}" for aligner in aligners(config)
+    ]
     held += [f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")]
     return held
 

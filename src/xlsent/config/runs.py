@@ -228,6 +228,18 @@ def program_settings(block: str, settings: dict) -> dict:
     return {k: v for k, v in settings.items() if k not in left_out}
 
 
+def run_aligner(config: dict, run: str) -> str:
+    """The aligner whose links a wacse run reads: its own `aligner`, else `align.method`."""
+    return config["runs"][run]["aligner"] or config["align"]["method"]
+
+
+def aligners(config: dict) -> list[str]:
+    """Every aligner the config runs: `align.method`, then those the wacse runs name."""
+    wacse = [run for run, spec in config["runs"].items() if spec["method"] == "wacse"]
+    named = [run_aligner(config, run) for run in wacse]
+    return list(dict.fromkeys([config["align"]["method"], *named]))
+
+
 def aligner_settings(config: dict, method: str) -> dict:
     """What an alignment job of `method` takes (`xlsent align-shard --settings`): its
     `align.<method>` block less the model the rule passes as an input and the job's GPUs."""
