@@ -77,7 +77,6 @@ def test_paper_config_is_the_paper_setup():
     for run in ablations:
         assert config["runs"][run]["seeds"] == [42]
         assert train_settings(config, run, 42)["max_steps"] == 10_000
-    assert train_settings(config, "wacse-10k", 42)["wacse_weights"] == [0.8, 0.02, 0.18]
     assert train_settings(config, "wacse-langemb", 42)["language_embeddings"] is True
 
 
