@@ -170,12 +170,21 @@ def test_nothing_reruns_when_nothing_changed(demo_run):
 
 
 def test_evaluation_parameter_reruns_only_evaluation_and_tables(demo_run, tmp_path):
+    """An encoding setting encodes again (then searches and tabulates again); a mining
+    setting mines again from the same vectors; a GPU count (a resource) reruns nothing."""
     workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     config = demo_config()
     config.setdefault("evaluate", {})["batch_size"] = 32
     changed = write_config(workdir / "changed.yaml", config)
     jobs = planned_jobs(workdir, changed, "results/tables/tatoeba.csv")
-    assert jobs == {"eval_tatoeba": len(ENCODER_RUNS), "tables_tatoeba": 1}
+    n = len(ENCODER_RUNS)
+    assert jobs == {"encode": n, "eval_tatoeba": n, "tables_tatoeba": 1}
+    config = demo_config()
+    config["evaluate"]["bucc"]["mining"] = {"k": 2}
+    config["evaluate"]["gpus"] = 1
+    changed = write_config(workdir / "mining.yaml", config)
+    targets = ("results/tables/tatoeba.csv", "results/tables/bucc.csv")
+    assert planned_jobs(workdir, changed, *targets) == {"eval_bucc": n, "tables_bucc": 1}
 
 
 def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
@@ -189,11 +198,12 @@ def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
     assert jobs == {
         "sample": n,
         "tokenizer": len(SCRATCH_MODELS),  # a pretrained model's is its own
-        "subwords": 2 * n * len(MODELS),
+        "subwords": n * len(MODELS),  # a language's train and dev splits in one job
         "align_manifest": n,
         "word_spans": n,
         "train": len(ENCODER_RUNS) - len(DUALPIVOT_RUNS),
         "train_dualpivot": len(DUALPIVOT_RUNS),
+        "encode": len(ENCODER_RUNS),  # the Tatoeba sentences, once a run
         "eval_tatoeba": len(ENCODER_RUNS),
         # The word-vector runs: a model per language on its new words, then their evaluation.
         "words": n,

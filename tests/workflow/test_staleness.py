@@ -67,6 +67,7 @@ def test_one_runs_training_setting_reruns_that_run_and_the_tables(demo_run, tmp_
     changed = write_config(tmp_path / "changed.yaml", config)
     jobs = planned(demo_run, changed)
     assert sorted((rule, w) for rule, w in jobs if w) == [
+        ("encode", {"run": "dap", "seed": "42", "source": "tatoeba"}),
         ("eval_bucc", {"run": "dap", "seed": "42"}),
         ("eval_retrieval", {"run": "dap", "seed": "42"}),
         ("eval_tatoeba", {"run": "dap", "seed": "42"}),
@@ -91,7 +92,7 @@ def test_a_pretraining_setting_retrains_every_run_that_starts_from_it(demo_run, 
     trained = {w["run"] for rule, w in jobs if rule in ("train", "train_dualpivot")}
     assert trained == {"mlm"} | starting
     evaluated = {w["run"] for rule, w in jobs if rule == "eval_tatoeba"}
-    assert evaluated == trained
+    assert evaluated == {w["run"] for rule, w in jobs if rule == "encode"} == trained
     assert not [rule for rule, _ in jobs if rule.startswith("bisent2vec") or "bli" in rule]
 
 
@@ -215,7 +216,8 @@ def test_status_says_what_reruns_and_why(demo_run, tmp_path):
     assert out[0].startswith("The next run redoes")
     assert "  train (run=dap, seed=42): settings changed: rtl_weight: 0.8 → 0.25" in out
     assert (
-        "  eval_tatoeba (run=dap, seed=42): an input is rebuilt: results/models/dap/seed42" in out
+        "  encode (run=dap, seed=42, source=tatoeba): an input is rebuilt: "
+        "results/models/dap/seed42" in out
     )
 
 

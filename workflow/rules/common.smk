@@ -278,6 +278,8 @@ def align_gpus(wildcards):
 
 
 SUBWORDS = "results/subwords/{model}/{lang}/{split}.parquet"
+# The splits of a language the subwords job encodes together: what training reads.
+SPLITS = ["train", "dev"]
 WORD_SPANS = "results/wordspans/{model}/{aligner}/{lang}.parquet"
 
 

@@ -73,17 +73,18 @@ rule tokenizer:
 
 
 rule subwords:
+    # A language's training and dev splits in one job (one process, one tokenizer load).
     input:
-        corpus="results/corpus/{lang}/{split}.parquet",
+        corpus=expand("results/corpus/{{lang}}/{split}.parquet", split=SPLITS),
         tokenizer="results/tokenizers/{model}",
     output:
-        "results/subwords/{model}/{lang}/{split}.parquet",
+        expand(SUBWORDS, split=SPLITS, allow_missing=True),
     log:
-        "logs/subwords/{model}/{lang}/{split}.log",
+        "logs/subwords/{model}/{lang}.log",
     benchmark:
-        "results/benchmarks/subwords/{model}/{lang}/{split}.tsv"
+        "results/benchmarks/subwords/{model}/{lang}.tsv"
     priority: PRIORITY["to_training"]
-    # Minutes each (a fast tokenizer over one split): packed many to a Slurm job.
+    # Minutes each (a fast tokenizer over one language's splits): packed many to a Slurm job.
     group:
         "subwords"
     conda:
@@ -93,7 +94,13 @@ rule subwords:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 60 * attempt,
     params:
+        corpus=lambda w, input: " ".join(
+            f"{split}={path}" for split, path in zip(SPLITS, input.corpus)
+        ),
+        out=lambda w, output: " ".join(
+            f"{split}={path}" for split, path in zip(SPLITS, output)
+        ),
         prefix=prefix_args,
     shell:
-        "xlsent subwords --corpus {input.corpus} --tokenizer {input.tokenizer}"
-        " {params.prefix} --out {output} 2> {log}"
+        "xlsent subwords --corpus {params.corpus} --tokenizer {input.tokenizer}"
+        " {params.prefix} --out {params.out} 2> {log}"

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from xlsent.arguments import add_prefix, parsed_prefix
-from xlsent.commands import Subparsers, lang_paths, log, require
+from xlsent.commands import Subparsers, UsageError, lang_paths, log, require
 
 
 def register(sub: Subparsers) -> None:
@@ -76,16 +76,27 @@ def tokenizer(args: argparse.Namespace) -> None:
 
 
 def _add_subwords(sub: Subparsers) -> None:
-    p = sub.add_parser("subwords", help="encode one corpus split with a tokenizer")
-    p.add_argument("--corpus", required=True)
+    p = sub.add_parser("subwords", help="encode corpus splits with a tokenizer")
+    p.add_argument(
+        "--corpus", nargs="+", required=True, help="SPLIT=PATH: each corpus split to encode"
+    )
     p.add_argument("--tokenizer", required=True)
     add_prefix(p)
-    p.add_argument("--out", required=True)
+    p.add_argument(
+        "--out", nargs="+", required=True, help="SPLIT=PATH: where each split's subwords go"
+    )
     p.set_defaults(handler=subwords)
 
 
 def subwords(args: argparse.Namespace) -> None:
     from xlsent.tokenize import subwords as encode
 
-    stats = encode(args.corpus, args.tokenizer, args.out, parsed_prefix(args))
-    log.info("%s", json.dumps(stats))
+    corpora, outs = lang_paths(args.corpus), lang_paths(args.out)
+    if set(corpora) != set(outs):
+        raise UsageError(
+            f"--corpus names the splits {sorted(corpora)} but --out {sorted(outs)}: give each "
+            "split one SPLIT=PATH in both"
+        )
+    for split, corpus in corpora.items():
+        stats = encode(corpus, args.tokenizer, outs[split], parsed_prefix(args))
+        log.info("%s: %s", split, json.dumps(stats))
