@@ -18,7 +18,13 @@ when that process and every process of its group are gone, or the machine has re
 A run through a cluster executor never releases its lock this way: its jobs may still be
 running in the cluster's queue, where no local check can see them.
 
-Both work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
+**Broken inputs.** A file can break after its job ended (a copy of `results/` cut short), and
+then looks newer than what was computed from it: the run plans those consumers again and
+would remove their outputs before one of them fails on the file. `set_aside_unreadable_inputs`
+checks, as the run starts, the files it reads and does not rebuild (`xlsent.readback`): a
+broken one is moved aside and the run stops before it removes or runs anything.
+
+These work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
 `job_dependencies`, `job.output`) and its lock directory, `.snakemake/locks`.
 
 **One writer per training run.** A Snakemake killed alone leaves its jobs running; whoever
@@ -41,6 +47,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from xlsent import readback
 from xlsent.errors import XlsentError
 
 
@@ -76,6 +83,40 @@ def rebuilt_downstream(dag: _Dag) -> list[Any]:
             if pending[consumer] == 0:
                 ready.append(consumer)
     return order[::-1]
+
+
+def set_aside_unreadable_inputs(dag: _Dag) -> list[str]:
+    """Move aside the files that the jobs to run read and no job to run rebuilds, where they
+    do not read back (`xlsent.readback`); return what to tell the user (nothing: all read).
+
+    Such a file broke after its job ended (a copy cut short), which made it newer than what
+    was computed from it: the run plans those consumers again and would remove their outputs
+    (`invalidate_rebuilt_outputs`) before one fails on it. Found here first, nothing is
+    removed; set aside, the file is missing to the next run, which remakes it where a job
+    needs it and keeps the results computed from it before it broke.
+    """
+    needrun = set(dag.needrun_jobs())
+    broken: dict[str, str] = {}
+    for job in needrun:
+        read = set(map(str, job.input))
+        for producer in dag.job_dependencies(job):
+            if producer in needrun:
+                continue
+            for path in sorted(read.intersection(map(str, producer.output)) - set(broken)):
+                why = readback.problem(path)
+                if why is not None:
+                    broken[path] = why
+    lines = [
+        f"{path} does not read back ({why}): the file is truncated or corrupt, broken after "
+        f"the job that wrote it ended; moved it to {readback.set_aside(path)}."
+        for path, why in sorted(broken.items())
+    ]
+    if lines:
+        lines.append(
+            "Nothing was removed or run. Run the same command again: it remakes a file set "
+            "aside where a job needs it, and keeps the results computed from it before it broke."
+        )
+    return lines
 
 
 def invalidate_rebuilt_outputs(dag: _Dag) -> list[str]:

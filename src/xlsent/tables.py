@@ -18,6 +18,7 @@ import polars as pl
 
 from xlsent.io import atomic_path, write_parquet
 from xlsent.languages import LANGUAGES
+from xlsent.readback import reading
 
 COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
 DIRECTIONS = ("xx2en", "en2xx")
@@ -51,7 +52,11 @@ def load_results(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.
     """Concatenate evaluation results given as data frames or Parquet paths."""
     parts = []
     for frame in frames:
-        df = frame if isinstance(frame, pl.DataFrame) else pl.read_parquet(frame)
+        if isinstance(frame, pl.DataFrame):
+            df = frame
+        else:
+            with reading(frame):
+                df = pl.read_parquet(frame)
         missing = [c for c in COLUMNS if c not in df.columns]
         if missing:
             source = "a data frame" if isinstance(frame, pl.DataFrame) else str(frame)

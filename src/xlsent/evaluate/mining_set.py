@@ -28,6 +28,7 @@ import polars as pl
 
 from xlsent.errors import XlsentError
 from xlsent.evaluate.bucc import BuccSplit, write_split
+from xlsent.readback import reading
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,8 @@ def build(
 
 def corpus_pairs(path: str | Path) -> list[tuple[str, str]]:
     """The (en, xx) pairs of a corpus-stage Parquet file (the sample stage's `mining` split)."""
-    frame = pl.read_parquet(path, columns=["en", "xx"])
+    with reading(path):
+        frame = pl.read_parquet(path, columns=["en", "xx"])
     return list(frame.iter_rows())
 
 
