@@ -95,6 +95,8 @@ def _train_cli(small_subwords, small_tokenizer, checkpoints: Path, out: Path) ->
         "1",
         "--out",
         str(out),
+        "--log",
+        str(out.with_suffix(".log")),  # not written: stderr stays with the test
     ]
 
 
