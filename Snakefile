@@ -69,8 +69,9 @@ onstart:
 onerror:
     # A failed job's own message (a known failure's one line: the file and the fix) is in its
     # log; the console shows only Snakemake's "non-zero exit status". Print it there too, once
-    # at the end, for local and cluster runs alike (xlsent.failures).
-    said = xlsent.failures.report(workflow.scheduler.failed)
+    # at the end, for local and cluster runs alike, and what a signal's exit status means
+    # (`log`: Snakemake's logs of this run, which hold each failed command's status).
+    said = xlsent.failures.report(workflow.scheduler.failed, log)
     if said:
         logger.error("\n".join(["The failed jobs' logs say:", *said]))
 
