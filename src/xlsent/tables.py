@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -252,11 +252,13 @@ def scarce_note(scarce: dict[str, str]) -> list[str]:
     ]
 
 
-def _marked(df: pl.DataFrame, columns: dict[str, list[str]], scarce: dict[str, str]) -> dict:
+def _marked(
+    df: pl.DataFrame, columns: dict[str, list[str]], scarce: Collection[str], mark: str = SCARCE
+) -> dict:
     """Markdown headers: a column over a scarce language (a language, or a group holding one)
     gets the mark. `columns` maps each column to the languages it covers."""
     return {
-        name: f"{name}{SCARCE}" if any(lang in scarce for lang in langs) else name
+        name: f"{name}{mark}" if any(lang in scarce for lang in langs) else name
         for name, langs in columns.items()
         if name in df.columns
     }
@@ -604,6 +606,17 @@ def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.Da
     return pl.DataFrame(rows, schema=schema)
 
 
+# Marks a mined language (and the averages over it) whose margin read fewer neighbours than k.
+LOWERED_K = "†"
+
+
+def bucc_lowered(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[str]:
+    """The languages of a split whose margin read fewer neighbours than
+    `evaluate.bucc.mining.k` (fewer sentences than k on a side), for any run."""
+    lowered = load_results(frames).filter(pl.col("metric") == "k")
+    return sorted(lowered["lang"].unique())
+
+
 def bucc_notes(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[str]:
     """The mining table's footnote on the splits whose margin read fewer neighbours than
     `evaluate.bucc.mining.k` (fewer sentences than k on a side), with the k used."""
@@ -618,21 +631,30 @@ def bucc_notes(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[
         .rows()
     )
     return [
-        f"Fewer sentences than the margin's k on a side, so every sentence was a neighbour: "
-        f"{cells}. Lower evaluate.bucc.mining.k or mine larger sets."
+        f"{LOWERED_K} Fewer sentences than the margin's k on a side, so every sentence was a "
+        f"neighbour: {cells}. Lower evaluate.bucc.mining.k or mine larger sets."
     ]
 
 
 def write_bucc_table(
-    table: pl.DataFrame, out_csv: Path, *, digits: int = 1, notes: Sequence[str] = ()
+    table: pl.DataFrame,
+    out_csv: Path,
+    *,
+    digits: int = 1,
+    notes: Sequence[str] = (),
+    lowered: Collection[str] = (),
 ) -> None:
     """Write the mining table (`bucc_table`) to `out_csv` and its `.md`, with `notes`
-    (`bucc_notes`)."""
+    (`bucc_notes`); the Markdown marks the columns of the `lowered` languages (`bucc_lowered`)
+    and the averages over them."""
+    langs = [c.split("_")[0] for c in table.columns if c not in ("run", "seeds")]
+    covered = {c: [c.split("_")[0]] if c.split("_")[0] != "avg" else langs for c in table.columns}
     write_table(
         table,
         out_csv,
         digits=digits,
         notes=notes,
+        shown=table.rename(_marked(table, covered, lowered, LOWERED_K)),
         caption="Bitext mining (BUCC protocol): precision, recall and F1 (%) per language on "
         "the test split, at the margin threshold chosen on the threshold split's gold; "
         "`_f1_oracle` at the test split's own best threshold (XTREME's and DAP Table 2's "

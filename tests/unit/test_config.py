@@ -498,13 +498,21 @@ def test_valid_batch_settings_pass():
 
 
 def test_a_mining_k_no_held_out_split_can_give_is_refused():
-    # 10 held-out pairs a language, half of them the threshold split: at most 5 sentences a
-    # side, so k = 6 could only ever be lowered.
-    bucc = {"languages": ["de"], "source": "heldout", "mining": {"k": 6}}
+    """The report: the refusal suggested a bound (k = 4) that the job then lowered, to the 3
+    sentences a side had. 10 held-out pairs a language, half of them the threshold split,
+    half of each split's pairs distractors that keep one side (1 English-only, 2 foreign-only
+    of 5, or the other way): 4 sentences a side, so k = 5 could only ever be lowered."""
+    bucc = {"languages": ["de"], "source": "heldout", "mining": {"k": 5}}
     config = {"corpus": {"mining_pairs": 10}, "evaluate": {"bucc": bucc}}
-    with pytest.raises(ConfigError, match=r"`evaluate.bucc.mining.k` is 6, .* at most 5 "):
+    with pytest.raises(ConfigError) as info:
         validate(config, SCHEMA)
-    bucc["mining"]["k"] = 5
+    assert str(info.value) == (
+        "config key `evaluate.bucc.mining.k` is 5, but a mining set of corpus.mining_pairs 10 "
+        "held-out pairs has at most 4 sentences on a side of a split (evaluate.bucc.heldout: "
+        "threshold_share 0.5, distractors 0.5), where k is lowered to 4: lower k to at most 4, "
+        "or raise corpus.mining_pairs"
+    )
+    bucc["mining"]["k"] = 4
     validate(config, SCHEMA)
 
 

@@ -194,6 +194,7 @@ def tables_bucc(args: argparse.Namespace) -> None:
         result_tables.bucc_table(args.results),
         Path(args.out),
         notes=result_tables.bucc_notes(args.results),
+        lowered=result_tables.bucc_lowered(args.results),
     )
     log.info("wrote %s", args.out)
 
