@@ -323,10 +323,23 @@ def _wait_until(condition, timeout: float = 300) -> None:
             "config key `train.lr`: '2e-3' is not of type 'number': YAML reads `2e-3` as text "
             "(its floats need a dot and a signed exponent): write `2.0e-3`",
         ),
+        (  # the report: the refusal's bound was one the job then lowered (k = 4 of 3)
+            (
+                "evaluate:\n",
+                "evaluate:\n  bucc:\n    languages: [kk]\n    source: heldout\n"
+                "    heldout: {from: corpus}\n    mining: {k: 4}\n",
+            ),
+            "config key `evaluate.bucc.mining.k` is 4, but a mining set of corpus.mining_pairs "
+            "8 held-out pairs has at most 3 sentences on a side of a split (evaluate.bucc."
+            "heldout: threshold_share 0.5, distractors 0.5), where k is lowered to 3: lower k to "
+            "at most 3, or raise corpus.mining_pairs",
+        ),
     ],
 )
 def test_a_config_mistake_stops_the_run_before_any_job(tmp_path, change, message):
-    text = yaml.safe_dump(tiny_config(), sort_keys=False)
+    config = tiny_config()
+    config["corpus"]["mining_pairs"] = 8
+    text = yaml.safe_dump(config, sort_keys=False)
     assert change[0] in text
     (tmp_path / "config.yaml").write_text(text.replace(*change))
     out = console(run(tmp_path, "--dry-run", should_fail=True))
