@@ -30,8 +30,15 @@ from xlsent.readback import set_aside
 
 log = logging.getLogger(__name__)
 
-# What torch.load raises on a checkpoint cut short or garbled.
+# What torch.load raises on a checkpoint cut short or garbled: its zip reader's RuntimeError
+# ("PytorchStreamReader failed ..."; another RuntimeError, say a GPU out of memory, is not
+# the file's fault), or the unpickler's.
 _UNLOADABLE = (RuntimeError, EOFError, pickle.UnpicklingError)
+
+
+def _broken(err: Exception) -> bool:
+    """Whether `err`, one of `_UNLOADABLE`, says the file is broken."""
+    return not isinstance(err, RuntimeError) or str(err).startswith("PytorchStreamReader")
 
 
 class TrainingError(XlsentError):
@@ -78,6 +85,8 @@ class Checkpoints:
             except FileNotFoundError:
                 continue  # none yet, or set aside meanwhile by the writing process
             except _UNLOADABLE as err:
+                if not _broken(err):
+                    raise
                 broken = True
                 moved = f"; moved it to {set_aside(path)}" if set_broken_aside else ""
                 why = str(err).split(". ")[0]
