@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from xlsent import readback
 from xlsent.errors import XlsentError
 
 # How to give results/ more room without losing a result (docs/recovery.md, "A full disk").
@@ -233,7 +234,13 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    return json.loads(Path(path).read_text())
+    """A JSON file the workflow wrote (a stats record, a manifest); one that does not parse
+    is broken, and named (`xlsent.readback`)."""
+    text = Path(path).read_text()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise readback.unreadable(path, str(err)) from err
 
 
 class ParquetWriter(pq.ParquetWriter):

@@ -49,8 +49,21 @@ FORMAT_ERRORS = (
 )
 
 
+# An alignment's manifest (xlsent.align.shards), JSON under the name Hadoop gives a done flag.
+MANIFEST = "_SUCCESS"
+
+
 class UnreadableFileError(XlsentError):
     """A workflow file that does not read back; the message names it and the fix."""
+
+
+def unreadable(path: str | os.PathLike[str], why: str) -> UnreadableFileError:
+    """The error of the workflow file `path`, which does not read back because of `why`."""
+    return UnreadableFileError(
+        f"{path} does not read back ({why}): the file is truncated or corrupt, broken after the "
+        "job that wrote it ended (a copy cut short, a full or failing disk). Remake it and what "
+        f"was computed from it: {remake_command([path])}"
+    )
 
 
 def remake_command(paths: list[str] | list[Path]) -> str:
@@ -72,7 +85,7 @@ def problem(path: str | os.PathLike[str]) -> str | None:
                 pa.ipc.open_file(source)
         elif path.suffix == ".pt":
             zipfile.ZipFile(path).close()
-        elif path.suffix == ".json":
+        elif path.suffix == ".json" or path.name == MANIFEST:
             json.loads(path.read_bytes())
     except FORMAT_ERRORS as err:
         return _first_sentence(err)
@@ -94,11 +107,7 @@ def reading(path: str | os.PathLike[str]) -> Iterator[None]:
         why = problem(path)
         if why is None:
             raise
-        raise UnreadableFileError(
-            f"{path} does not read back ({why}): the file is truncated or corrupt, broken "
-            "after the job that wrote it ended (a copy cut short, a full or failing disk). "
-            f"Remake it and what was computed from it: {remake_command([path])}"
-        ) from err
+        raise unreadable(path, why) from err
 
 
 def set_aside(path: str | os.PathLike[str]) -> Path:

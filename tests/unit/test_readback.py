@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from xlsent import readback, recovery, status
+from xlsent.align.shards import iter_shards, write_manifest
 from xlsent.io import write_json
 from xlsent.readback import UnreadableFileError
 from xlsent.tables import load_results, write_results
@@ -208,3 +209,17 @@ def test_status_lists_an_output_that_does_not_read_back_with_the_command(tmp_pat
     assert status.unreadable(summary, tmp_path) == {
         str(broken.relative_to(tmp_path)): "Parquet magic bytes not found in footer"
     }
+
+
+def test_an_alignments_truncated_manifest_is_named(tmp_path):
+    """The align stage's `_SUCCESS` is JSON: its readers (word spans, the figures) and the
+    run's check name it like any other workflow file."""
+    manifest, stats = tmp_path / "_SUCCESS", tmp_path / "shard-0000.json"
+    write_json(stats, {"pairs": 120, "links": 900, "statuses": {"aligned": 120}})
+    write_manifest(manifest, [stats], {"aligner": "eflomal"})
+    truncate(manifest)
+    why = readback.problem(manifest)
+    assert why is not None
+    with pytest.raises(UnreadableFileError) as info:
+        next(iter_shards(manifest))
+    assert str(info.value).startswith(f"{manifest} does not read back ({why}): the file is")
