@@ -45,7 +45,7 @@ import shutil
 import socket
 import sys
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -274,7 +274,6 @@ def release_stale_lock(snakemake_dir: str | os.PathLike[str]) -> tuple[bool, str
 
 
 WRITER_LOCK = ".writer"
-WRITER_LOG = ".writer.log"  # a second name of the holder's log: Snakemake removes the first
 
 
 class BusyDirectoryError(XlsentError):
@@ -292,7 +291,7 @@ def sole_writer(
     `log` is the job's log, which its stderr appends to (`2>> LOG`: a second writer's line
     then cannot be overwritten). Snakemake removes a job's log before the job starts, so a
     second job of the same output would take the holder's away: the holder keeps a second
-    name for it in `directory`, and a job refused puts it back and appends its refusal."""
+    name for it (`holders_log`), and a job refused puts it back and appends its refusal."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / WRITER_LOCK, "a+") as handle:
@@ -302,7 +301,7 @@ def sole_writer(
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             if log is not None:
-                _continue_holders_log(directory / WRITER_LOG, Path(log))
+                _continue_holders_log(Path(log))
             raise BusyDirectoryError(
                 f"{directory} is being written by {holder}, a job of an earlier run that is "
                 "still going (a Snakemake killed alone leaves its jobs running): wait for it "
@@ -312,29 +311,35 @@ def sole_writer(
         handle.truncate()
         handle.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
         handle.flush()
-        if log is not None and Path(log).exists():  # stderr goes there (not by hand: a tty)
-            _link(Path(log), directory / WRITER_LOG)
+        second = None if log is None else holders_log(Path(log))
+        if second is not None and Path(log).exists():  # stderr goes there (not by hand: a tty)
+            with suppress(OSError):  # a file system without hard links: the log goes unkept
+                _link(Path(log), second)
         try:
             yield
         finally:
-            (directory / WRITER_LOG).unlink(missing_ok=True)
+            if second is not None:
+                second.unlink(missing_ok=True)
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def holders_log(log: Path) -> Path:
+    """The second name of a holder's `log`, beside it (a hard link: the same file system)."""
+    return log.with_name(f".{log.name}.holder")
+
+
 def _link(source: Path, name: Path) -> None:
-    """Give the file `source` the (new or replaced) name `name`, in one step."""
-    temp = name.with_name(f".{name.name}.tmp-{os.getpid()}")
-    temp.unlink(missing_ok=True)
-    os.link(source, temp)
-    os.replace(temp, name)
+    """Give the file `source` the name `name` too, in place of what had that name."""
+    name.unlink(missing_ok=True)
+    os.link(source, name)
 
 
-def _continue_holders_log(holders: Path, log: Path) -> None:
-    """Put the holder's log (its second name `holders`) back at `log`, and send this
-    process's stderr to its end, where its refusal is appended after the holder's lines."""
-    if not holders.exists():
+def _continue_holders_log(log: Path) -> None:
+    """Put the holder's log (its second name) back at `log`, and send this process's stderr
+    to its end, where its refusal is appended after the holder's lines."""
+    if not holders_log(log).exists():
         return  # the holder ran without a log (by hand): nothing was taken from it
-    _link(holders, log)
+    _link(holders_log(log), log)
     appending = os.open(log, os.O_WRONLY | os.O_APPEND)
     os.dup2(appending, sys.stderr.fileno())
     os.close(appending)

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.recovery import BusyDirectoryError, lock_status, release_stale_lock, sole_writer
+from xlsent.recovery import (
+    BusyDirectoryError,
+    holders_log,
+    lock_status,
+    release_stale_lock,
+    sole_writer,
+)
 
 
 def _holder(directory: Path) -> subprocess.Popen:
@@ -107,7 +113,7 @@ def test_a_refused_job_keeps_the_running_jobs_log_and_appends_its_refusal(tmp_pa
     first, refusal, last = log.read_text().splitlines()
     assert (first, last) == ("step 1", "step 2")  # the holder's whole log, in its place
     assert refusal.startswith(f"ERROR xlsent: {directory} is being written by pid {holder.pid}")
-    assert not (directory / ".writer.log").exists()  # its second name goes with the holder
+    assert not holders_log(log).exists()  # its second name goes with the holder
 
 
 def test_the_lock_of_a_killed_snakemake_that_led_no_process_group_is_released_when_its_jobs_end(

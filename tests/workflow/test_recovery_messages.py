@@ -20,7 +20,7 @@ import pytest
 import yaml
 from support import ROOT, copy_tree, snakemake, snakemake_command, snakemake_env, write_config
 
-from xlsent.recovery import marked
+from xlsent.recovery import holders_log, marked
 
 pytestmark = pytest.mark.workflow
 
@@ -291,7 +291,7 @@ def test_a_killed_snakemake_started_by_a_script_has_its_lock_released_once_its_j
 
 def _wait_for_training(workdir: Path, wrapper: subprocess.Popen) -> int:
     """Snakemake's pid once its training job holds the checkpoint directory."""
-    _wait_until(lambda: (workdir / "results/checkpoints/tr/seed42/.writer.log").exists())
+    _wait_until(lambda: holders_log(workdir / TRAIN_LOG).exists())
     assert wrapper.poll() is None
     return _owner(workdir)["pid"]
 
