@@ -22,7 +22,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from xlsent import readback
 from xlsent.errors import XlsentError
 
 # How to give results/ more room without losing a result (docs/recovery.md, "A full disk").
@@ -234,13 +233,7 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """A JSON file the workflow wrote (a stats record, a manifest); one that does not parse
-    is broken, and named (`xlsent.readback`)."""
-    text = Path(path).read_text()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise readback.unreadable(path, str(err)) from err
+    return json.loads(Path(path).read_text())
 
 
 class ParquetWriter(pq.ParquetWriter):

@@ -2,7 +2,7 @@
 
 A thin reading of Snakemake's own bookkeeping, run with the user's arguments: its dry run
 (which jobs, and the reason of each) and its `--detailed-summary` (every output's status).
-Two things are added to what Snakemake prints:
+Three things are added to what Snakemake prints:
 
 - a changed setting is shown as the keys that changed (`max_steps: 560 → 580`), not as the
   two JSON objects of every setting of the rule;

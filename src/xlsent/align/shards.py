@@ -127,7 +127,8 @@ def write_manifest(out: Path, stats_paths: Sequence[Path], info: dict) -> dict:
     shards = []
     totals: Counter[str] = Counter()
     for index, stats_path in enumerate(stats_paths):
-        stats = read_json(stats_path)
+        with reading(stats_path):
+            stats = read_json(stats_path)
         shards.append({"file": shard_name(index), **stats})
         totals["pairs"] += stats["pairs"]
         totals["links"] += stats["links"]
@@ -140,5 +141,7 @@ def write_manifest(out: Path, stats_paths: Sequence[Path], info: dict) -> dict:
 def iter_shards(manifest_path: Path) -> Iterator[pa.Table]:
     """Every shard of a language, in order, through its manifest."""
     manifest_path = Path(manifest_path)
-    for shard in read_json(manifest_path)["shards"]:
+    with reading(manifest_path):
+        manifest = read_json(manifest_path)
+    for shard in manifest["shards"]:
         yield read_shard(manifest_path.parent / shard["file"])
