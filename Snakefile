@@ -50,9 +50,13 @@ if workflow.is_main_process:
 
 onstart:
     # Now this process holds the lock; outputs that this run rebuilds because their inputs
-    # change are removed before any job starts (xlsent.recovery: why).
+    # change are removed before any job starts (xlsent.recovery: why), unless a file the run
+    # reads has broken since it was written: then it is set aside and nothing runs.
     xlsent.recovery.record_lock_owner(".snakemake", workflow.executor_plugin.name)
     if not workflow.touch:
+        broken = xlsent.recovery.set_aside_unreadable_inputs(workflow.dag)
+        if broken:
+            raise WorkflowError("\n".join(broken))
         removed = xlsent.recovery.invalidate_rebuilt_outputs(workflow.dag)
         if removed:
             logger.info(
@@ -65,8 +69,9 @@ onstart:
 onerror:
     # A failed job's own message (a known failure's one line: the file and the fix) is in its
     # log; the console shows only Snakemake's "non-zero exit status". Print it there too, once
-    # at the end, for local and cluster runs alike (xlsent.failures).
-    said = xlsent.failures.report(workflow.scheduler.failed)
+    # at the end, for local and cluster runs alike, and what a signal's exit status means
+    # (`log`: Snakemake's logs of this run, which hold each failed command's status).
+    said = xlsent.failures.report(workflow.scheduler.failed, log)
     if said:
         logger.error("\n".join(["The failed jobs' logs say:", *said]))
 

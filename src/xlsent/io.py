@@ -24,7 +24,11 @@ import pyarrow.parquet as pq
 
 from xlsent.errors import XlsentError
 
-_ELSEWHERE = "or point results/ elsewhere"
+# How to give results/ more room without losing a result (docs/recovery.md, "A full disk").
+_ELSEWHERE = (
+    "or move results/ to a larger file system and leave a symlink in its place (`mv results "
+    "/big/results && ln -s /big/results results`, docs/recovery.md)"
+)
 _DENIED = (
     "fix the permissions or ownership of {path} (or of its directory {dir}) so that the user "
     "running xlsent can use it"
@@ -43,7 +47,8 @@ _FIXES = {
     ),
     errno.EFBIG: (
         "file too large for the file size limit (`ulimit -f`) or for the file system of {dir}: "
-        "raise the limit or point results/ at a file system that allows larger files"
+        "raise the limit, or move results/ to a file system that allows larger files and "
+        "leave a symlink in its place (docs/recovery.md)"
     ),
     errno.EROFS: (
         f"read-only file system: remount the file system of {{dir}} read-write {_ELSEWHERE}"

@@ -13,12 +13,19 @@ next run rebuilds them and what they need.
 **Stale locks.** Snakemake locks the working directory and releases it when it stops; a
 Snakemake killed with SIGKILL (an out-of-memory kill, a closed session, a reboot) leaves the
 lock behind, and the next run refuses to start until `snakemake --unlock`. A local run
-records who holds the lock (`record_lock_owner`); `release_stale_lock` removes the lock
-when that process and every process of its group are gone, or the machine has rebooted since.
-A run through a cluster executor never releases its lock this way: its jobs may still be
-running in the cluster's queue, where no local check can see them.
+records who holds the lock and marks the jobs it starts (`record_lock_owner`: an environment
+variable they inherit, whatever process group they are in); `release_stale_lock` removes
+the lock when that process and every marked process are gone, or the machine has rebooted
+since. A run through a cluster executor never releases its lock this way: its jobs may still
+be running in the cluster's queue, where no local check can see them; the message says so.
 
-Both work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
+**Broken inputs.** A file can break after its job ended (a copy of `results/` cut short), and
+then looks newer than what was computed from it: the run plans those consumers again and
+would remove their outputs before one of them fails on the file. `set_aside_unreadable_inputs`
+checks, as the run starts, the files it reads and does not rebuild (`xlsent.readback`): a
+broken one is moved aside and the run stops before it removes or runs anything.
+
+These work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
 `job_dependencies`, `job.output`) and its lock directory, `.snakemake/locks`.
 
 **One writer per training run.** A Snakemake killed alone leaves its jobs running; whoever
@@ -36,11 +43,13 @@ import json
 import os
 import shutil
 import socket
+import sys
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
 
+from xlsent import readback
 from xlsent.errors import XlsentError
 
 
@@ -78,6 +87,40 @@ def rebuilt_downstream(dag: _Dag) -> list[Any]:
     return order[::-1]
 
 
+def set_aside_unreadable_inputs(dag: _Dag) -> list[str]:
+    """Move aside the files that the jobs to run read and no job to run rebuilds, where they
+    do not read back (`xlsent.readback`); return what to tell the user (nothing: all read).
+
+    Such a file broke after its job ended (a copy cut short), which made it newer than what
+    was computed from it: the run plans those consumers again and would remove their outputs
+    (`invalidate_rebuilt_outputs`) before one fails on it. Found here first, nothing is
+    removed; set aside, the file is missing to the next run, which remakes it where a job
+    needs it and keeps the results computed from it before it broke.
+    """
+    needrun = set(dag.needrun_jobs())
+    broken: dict[str, str] = {}
+    for job in needrun:
+        read = set(map(str, job.input))
+        for producer in dag.job_dependencies(job):
+            if producer in needrun:
+                continue
+            for path in sorted(read.intersection(map(str, producer.output)) - set(broken)):
+                why = readback.problem(path)
+                if why is not None:
+                    broken[path] = why
+    lines = [
+        f"{path} does not read back ({why}): the file is truncated or corrupt, broken after "
+        f"the job that wrote it ended; moved it to {readback.set_aside(path)}."
+        for path, why in sorted(broken.items())
+    ]
+    if lines:
+        lines.append(
+            "Nothing was removed or run. Run the same command again: it remakes a file set "
+            "aside where a job needs it, and keeps the results computed from it before it broke."
+        )
+    return lines
+
+
 def invalidate_rebuilt_outputs(dag: _Dag) -> list[str]:
     """Remove the existing outputs of `rebuilt_downstream(dag)`, consumers first; return them.
 
@@ -101,6 +144,10 @@ def invalidate_rebuilt_outputs(dag: _Dag) -> list[str]:
 # -- locks -------------------------------------------------------------------------------
 
 OWNER_RECORD = "xlsent-lock-owner.json"
+# The environment variable that marks every process a run starts (its jobs inherit it, and
+# what they start): found by it in any process group, also when Snakemake led none (started
+# by a script, its jobs share the script's group).
+RUN_MARK = "XLSENT_RUN"
 
 
 def _boot_id() -> str | None:
@@ -137,9 +184,29 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def marked(mark: str) -> list[int]:
+    """The live processes whose environment carries the run mark `mark` (`RUN_MARK`): a
+    zombie's environment reads empty, another user's not at all."""
+    needle = f"{RUN_MARK}={mark}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environment = (entry / "environ").read_bytes()
+        except OSError:
+            continue  # ended meanwhile, or not ours
+        if needle in environment.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
 def record_lock_owner(snakemake_dir: str | os.PathLike[str], executor: str) -> None:
-    """Record this Snakemake process as the holder of the lock (called once it holds it)."""
+    """Record this Snakemake process as the holder of the lock (called once it holds it),
+    and mark the jobs it starts (`RUN_MARK`) so that a later run can find them."""
     pid = os.getpid()
+    mark = f"{socket.gethostname()}:{pid}:{_start_ticks(pid)}"
+    os.environ[RUN_MARK] = mark  # Snakemake starts each job with a copy of os.environ
     record = {
         "host": socket.gethostname(),
         "boot_id": _boot_id(),
@@ -147,6 +214,7 @@ def record_lock_owner(snakemake_dir: str | os.PathLike[str], executor: str) -> N
         "pgid": os.getpgid(pid),
         "start_ticks": _start_ticks(pid),
         "executor": executor,
+        "mark": mark,
     }
     path = Path(snakemake_dir) / OWNER_RECORD
     path.write_text(json.dumps(record) + "\n")
@@ -161,17 +229,32 @@ def lock_status(snakemake_dir: str | os.PathLike[str]) -> tuple[bool, str | None
         owner = json.loads((Path(snakemake_dir) / OWNER_RECORD).read_text())
     except (OSError, ValueError):
         return False, None  # a lock we did not record (another command or version): keep it
-    if owner.get("executor") != "local" or owner.get("host") != socket.gethostname():
+    if owner.get("host") != socket.gethostname():
         return False, None
     pid = owner["pid"]
-    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
-        return True, f"Snakemake (pid {pid}) held it before this machine rebooted"
+    rebooted = owner.get("boot_id") is not None and owner["boot_id"] != _boot_id()
     started = _start_ticks(pid)
-    if started is not None and started == owner.get("start_ticks"):
+    if not rebooted and started is not None and started == owner.get("start_ticks"):
         return False, None  # still running
-    if owner.get("pgid") != pid:
-        return False, None  # its jobs shared a process group with others: can't tell
-    survivors = group_members(pid)
+    if owner.get("executor") != "local":
+        return False, (
+            f"Snakemake (pid {pid}) was killed, and its jobs, run by the {owner.get('executor')} "
+            "executor, may still be queued or running where no local check sees them: cancel "
+            "what it left (`squeue --me`, `scancel`), then `snakemake --unlock` and the same "
+            "command"
+        )
+    if rebooted:
+        return True, f"Snakemake (pid {pid}) held it before this machine rebooted"
+    if "mark" in owner:
+        survivors = marked(owner["mark"])
+    elif owner.get("pgid") == pid:  # recorded by an older xlsent: its jobs are its group
+        survivors = group_members(pid)
+    else:
+        return False, (
+            f"Snakemake (pid {pid}) was killed, and whether its jobs still run cannot be told "
+            "(an older xlsent recorded its lock): once `ps` shows none of them, run "
+            "`snakemake --unlock` and the same command"
+        )
     if survivors:
         return False, (
             f"Snakemake (pid {pid}) was killed but its jobs are still running (pids "
@@ -198,10 +281,17 @@ class BusyDirectoryError(XlsentError):
 
 
 @contextmanager
-def sole_writer(directory: str | os.PathLike[str]) -> Iterator[None]:
+def sole_writer(
+    directory: str | os.PathLike[str], log: str | os.PathLike[str] | None = None
+) -> Iterator[None]:
     """Hold `directory` (created if missing) for this process alone while inside: an
     exclusive, non-blocking `flock` on its `.writer` file, which records the holder for the
-    message a second writer gets."""
+    message a second writer gets.
+
+    `log` is the job's log, which its stderr appends to (`2>> LOG`: a second writer's line
+    then cannot be overwritten). Snakemake removes a job's log before the job starts, so a
+    second job of the same output would take the holder's away: the holder keeps a second
+    name for it (`holders_log`), and a job refused puts it back and appends its refusal."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / WRITER_LOCK, "a+") as handle:
@@ -210,6 +300,8 @@ def sole_writer(directory: str | os.PathLike[str]) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
+            if log is not None:
+                _continue_holders_log(Path(log))
             raise BusyDirectoryError(
                 f"{directory} is being written by {holder}, a job of an earlier run that is "
                 "still going (a Snakemake killed alone leaves its jobs running): wait for it "
@@ -219,7 +311,35 @@ def sole_writer(directory: str | os.PathLike[str]) -> Iterator[None]:
         handle.truncate()
         handle.write(f"pid {os.getpid()} on {socket.gethostname()}\n")
         handle.flush()
+        second = None if log is None else holders_log(Path(log))
+        if second is not None and Path(log).exists():  # stderr goes there (not by hand: a tty)
+            with suppress(OSError):  # a file system without hard links: the log goes unkept
+                _link(Path(log), second)
         try:
             yield
         finally:
+            if second is not None:
+                second.unlink(missing_ok=True)
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def holders_log(log: Path) -> Path:
+    """The second name of a holder's `log`, beside it (a hard link: the same file system)."""
+    return log.with_name(f".{log.name}.holder")
+
+
+def _link(source: Path, name: Path) -> None:
+    """Give the file `source` the name `name` too, in place of what had that name."""
+    name.unlink(missing_ok=True)
+    os.link(source, name)
+
+
+def _continue_holders_log(log: Path) -> None:
+    """Put the holder's log (its second name) back at `log`, and send this process's stderr
+    to its end, where its refusal is appended after the holder's lines."""
+    if not holders_log(log).exists():
+        return  # the holder ran without a log (by hand): nothing was taken from it
+    _link(holders_log(log), log)
+    appending = os.open(log, os.O_WRONLY | os.O_APPEND)
+    os.dup2(appending, sys.stderr.fileno())
+    os.close(appending)

@@ -2,14 +2,16 @@
 
 A thin reading of Snakemake's own bookkeeping, run with the user's arguments: its dry run
 (which jobs, and the reason of each) and its `--detailed-summary` (every output's status).
-Two things are added to what Snakemake prints:
+Three things are added to what Snakemake prints:
 
 - a changed setting is shown as the keys that changed (`max_steps: 560 → 580`), not as the
   two JSON objects of every setting of the rule;
 - outputs that stay as they are although a file they were computed from is gone (deleted by
   hand: Snakemake does not rebuild a missing intermediate whose consumers are complete) are
   listed with the command that recomputes them. A kill never leaves such outputs: a run
-  removes what it will rebuild before it starts (xlsent.recovery).
+  removes what it will rebuild before it starts (xlsent.recovery);
+- outputs that no longer read back (`xlsent.readback`: a Parquet file cut short by a copy)
+  are listed with the command that remakes them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from xlsent import readback
 
 # A job as Snakemake prints it in a dry run: "rule NAME:" (or localrule, checkpoint), then its
 # more indented fields; jobs of a group job are indented as a whole.
@@ -120,6 +124,17 @@ def orphans(detailed_summary: str, root: Path = Path(".")) -> dict[str, list[str
     return found
 
 
+def unreadable(detailed_summary: str, root: Path = Path(".")) -> dict[str, str]:
+    """Outputs that exist but do not read back (`xlsent.readback.problem`: a Parquet file cut
+    short, say), as {output: why}, from Snakemake's `--detailed-summary`."""
+    found = {}
+    for row in csv.DictReader(io.StringIO(detailed_summary), delimiter="\t"):
+        why = readback.problem(root / row["output_file"])
+        if why is not None:
+            found[row["output_file"]] = why
+    return found
+
+
 def _snakemake(args: list[str]) -> str:
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", *args], capture_output=True, text=True
@@ -158,7 +173,8 @@ def report(args: list[str], root: Path = Path(".")) -> str:
     """The status report of `snakemake ARGS` (the user's targets, --configfile, ...)."""
     jobs = planned_jobs(_snakemake([*args, "--dry-run"]))
     summary = _snakemake([*args, "--detailed-summary"])
-    lost = orphans(summary[summary.find("output_file\t") :], root)
+    table = summary[summary.find("output_file\t") :]
+    lost, broken = orphans(table, root), unreadable(table, root)
     lines = []
     if len(jobs) > LISTED_JOBS:
         lines.append(f"The next run redoes {len(jobs)} jobs (by rule; each job: snakemake -n):")
@@ -173,13 +189,24 @@ def report(args: list[str], root: Path = Path(".")) -> str:
     if lost:
         lines.append(
             f"{len(lost)} output{'s' if len(lost) > 1 else ''} stay as they are although a "
-            "result they were computed from is gone (deleted by hand?):"
+            "result they were computed from is gone (deleted by hand, or set aside because it "
+            "no longer read back?):"
         )
         for output, missing in lost.items():
             lines.append(f"  {output} (from {', '.join(missing)})")
         lines.append(
-            "  To recompute them from their inputs: snakemake --forcerun "
-            + " ".join(lost)
-            + " (with your other arguments)"
+            f"  To recompute them from their inputs: {readback.remake_command(list(lost))}"
+        )
+    if broken:
+        outputs = (
+            f"{len(broken)} outputs no longer read"
+            if len(broken) > 1
+            else "1 output no longer reads"
+        )
+        lines.append(f"{outputs} back (truncated or corrupt after the job that wrote them ended):")
+        lines += [f"  {output}: {why}" for output, why in broken.items()]
+        lines.append(
+            "  To remake them and what was computed from them: "
+            + readback.remake_command(list(broken))
         )
     return "\n".join(lines)

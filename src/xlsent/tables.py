@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from xlsent.io import atomic_path, write_parquet
 from xlsent.languages import LANGUAGES
+from xlsent.readback import reading
 
 COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
 DIRECTIONS = ("xx2en", "en2xx")
@@ -51,7 +52,11 @@ def load_results(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.
     """Concatenate evaluation results given as data frames or Parquet paths."""
     parts = []
     for frame in frames:
-        df = frame if isinstance(frame, pl.DataFrame) else pl.read_parquet(frame)
+        if isinstance(frame, pl.DataFrame):
+            df = frame
+        else:
+            with reading(frame):
+                df = pl.read_parquet(frame)
         missing = [c for c in COLUMNS if c not in df.columns]
         if missing:
             source = "a data frame" if isinstance(frame, pl.DataFrame) else str(frame)
@@ -247,11 +252,13 @@ def scarce_note(scarce: dict[str, str]) -> list[str]:
     ]
 
 
-def _marked(df: pl.DataFrame, columns: dict[str, list[str]], scarce: dict[str, str]) -> dict:
+def _marked(
+    df: pl.DataFrame, columns: dict[str, list[str]], scarce: Collection[str], mark: str = SCARCE
+) -> dict:
     """Markdown headers: a column over a scarce language (a language, or a group holding one)
     gets the mark. `columns` maps each column to the languages it covers."""
     return {
-        name: f"{name}{SCARCE}" if any(lang in scarce for lang in langs) else name
+        name: f"{name}{mark}" if any(lang in scarce for lang in langs) else name
         for name, langs in columns.items()
         if name in df.columns
     }
@@ -599,6 +606,17 @@ def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.Da
     return pl.DataFrame(rows, schema=schema)
 
 
+# Marks a mined language (and the averages over it) whose margin read fewer neighbours than k.
+LOWERED_K = "†"
+
+
+def bucc_lowered(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[str]:
+    """The languages of a split whose margin read fewer neighbours than
+    `evaluate.bucc.mining.k` (fewer sentences than k on a side), for any run."""
+    lowered = load_results(frames).filter(pl.col("metric") == "k")
+    return sorted(lowered["lang"].unique())
+
+
 def bucc_notes(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[str]:
     """The mining table's footnote on the splits whose margin read fewer neighbours than
     `evaluate.bucc.mining.k` (fewer sentences than k on a side), with the k used."""
@@ -613,21 +631,30 @@ def bucc_notes(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> list[
         .rows()
     )
     return [
-        f"Fewer sentences than the margin's k on a side, so every sentence was a neighbour: "
-        f"{cells}. Lower evaluate.bucc.mining.k or mine larger sets."
+        f"{LOWERED_K} Fewer sentences than the margin's k on a side, so every sentence was a "
+        f"neighbour: {cells}. Lower evaluate.bucc.mining.k or mine larger sets."
     ]
 
 
 def write_bucc_table(
-    table: pl.DataFrame, out_csv: Path, *, digits: int = 1, notes: Sequence[str] = ()
+    table: pl.DataFrame,
+    out_csv: Path,
+    *,
+    digits: int = 1,
+    notes: Sequence[str] = (),
+    lowered: Collection[str] = (),
 ) -> None:
     """Write the mining table (`bucc_table`) to `out_csv` and its `.md`, with `notes`
-    (`bucc_notes`)."""
+    (`bucc_notes`); the Markdown marks the columns of the `lowered` languages (`bucc_lowered`)
+    and the averages over them."""
+    langs = [c.split("_")[0] for c in table.columns if c not in ("run", "seeds")]
+    covered = {c: [c.split("_")[0]] if c.split("_")[0] != "avg" else langs for c in table.columns}
     write_table(
         table,
         out_csv,
         digits=digits,
         notes=notes,
+        shown=table.rename(_marked(table, covered, lowered, LOWERED_K)),
         caption="Bitext mining (BUCC protocol): precision, recall and F1 (%) per language on "
         "the test split, at the margin threshold chosen on the threshold split's gold; "
         "`_f1_oracle` at the test split's own best threshold (XTREME's and DAP Table 2's "
@@ -716,31 +743,43 @@ def write_mteb_tables(summary: pl.DataFrame, per_subset: pl.DataFrame, out_csv: 
 RUN_PART = {"train": 1, "train_dualpivot": 1, "eval": 2, "bisent2vec_train": 1}
 
 
-def cost_table(benchmarks: str | os.PathLike[str], gpus: dict[str, int]) -> pl.DataFrame:
+def cost_table(
+    benchmarks: str | os.PathLike[str],
+    gpus: dict[str, int],
+    earlier: Mapping[str, Sequence[dict]] | None = None,
+) -> pl.DataFrame:
     """What each stage cost, from the `benchmark:` files under `benchmarks` (Snakemake's TSV
     of one job each: wall seconds, peak RSS, CPU seconds).
 
     One row per stage (the rule; `eval/{task}` for evaluations, `align/{aligner}` for the
-    alignment shards) and run (empty for the stages
-    every run shares): jobs, wall minutes (summed over jobs), CPU minutes, the largest peak
-    RSS (GB), and GPU hours (wall × GPUs of the job: `gpus` maps a stage, or `stage/run`, to
-    the GPUs each of its jobs held; 0 for the rest)."""
+    alignment shards) and run (empty for the stages every run shares): jobs, attempts (the
+    jobs, and the earlier jobs of a resumed one), wall minutes (summed over jobs), CPU
+    minutes, the largest peak RSS (GB), and GPU hours (wall × GPUs of the job: `gpus` maps a
+    stage, or `stage/run`, to the GPUs each of its jobs held; 0 for the rest). `earlier` maps
+    a benchmark file's path below `benchmarks`, without its suffix (`train/tr/seed42`), to the
+    jobs that worked towards it before it resumed their work ({seconds, cpu_seconds} each, to
+    its last checkpoint): their time is added to it.
+    """
     root = Path(benchmarks)
     rows = []
     for path in sorted(root.rglob("*.tsv")):
-        parts = path.relative_to(root).with_suffix("").parts
+        job = path.relative_to(root).with_suffix("")
+        parts = job.parts
         stage = "/".join(parts[:2]) if parts[0] in ("eval", "align") else parts[0]
         at = RUN_PART.get(parts[0])
         run = parts[at] if at is not None and len(parts) > at + 1 else ""
         record = pl.read_csv(path, separator="\t").row(-1, named=True)  # the last repeat
-        wall = float(record["s"])
+        before = (earlier or {}).get(job.as_posix(), ())
+        wall = float(record["s"]) + sum(attempt["seconds"] for attempt in before)
+        cpu = _number(record.get("cpu_time"))
         held = gpus.get(f"{stage}/{run}", gpus.get(stage, 0))
         rows.append(
             {
                 "stage": stage,
                 "run": run,
+                "attempts": 1 + len(before),
                 "wall_s": wall,
-                "cpu_s": _number(record.get("cpu_time")),
+                "cpu_s": None if cpu is None else cpu + sum(a["cpu_seconds"] for a in before),
                 "max_rss_mb": _number(record.get("max_rss")),
                 "gpu_s": wall * held,
             }
@@ -752,6 +791,7 @@ def cost_table(benchmarks: str | os.PathLike[str], gpus: dict[str, int]) -> pl.D
         .group_by("stage", "run", maintain_order=True)
         .agg(
             pl.len().alias("jobs"),
+            pl.col("attempts").sum(),
             (pl.col("wall_s").sum() / 60).alias("wall_min"),
             # null where no job of the stage could be measured (not 0)
             pl.when(pl.col("cpu_s").is_not_null().any())
@@ -781,7 +821,9 @@ def write_cost_table(table: pl.DataFrame, out_csv: Path) -> None:
         digits=2,
         caption="What each stage cost: jobs, wall and CPU minutes summed over its jobs, the "
         "largest peak resident memory (GB), GPU hours (wall × the job's GPUs). A stage with a "
-        "run is that run's; the others serve every run.",
+        "run is that run's; the others serve every run. A training job that resumed the work "
+        "of killed jobs counts their time too, up to their last checkpoint (`attempts`: the "
+        "jobs counted).",
         notes=[
             f"Total: {totals['wall_min']:.1f} wall minutes (summed over jobs, not elapsed), "
             f"{totals['cpu_min']:.1f} CPU minutes, {totals['gpu_h']:.2f} GPU hours."

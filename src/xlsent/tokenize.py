@@ -24,6 +24,7 @@ from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
 from xlsent.models.sentence import Prefix, prefix_of
 from xlsent.models.tokenizer import fast_tokenizer
+from xlsent.readback import reading
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,8 @@ def words(
 ) -> dict:
     """Word-tokenize one corpus split into `out_path`; return counts."""
     en_tok, xx_tok = word_tokenizer("en"), word_tokenizer(lang)
-    source = pq.ParquetFile(corpus_path)
+    with reading(corpus_path):
+        source = pq.ParquetFile(corpus_path)
     en_words = xx_words = 0
     with (
         parquet_writer(out_path, WORDS_SCHEMA) as writer,
@@ -109,7 +111,8 @@ def subwords(
     """Encode one corpus split, each sentence after the model's `prefix`, with the encoder's
     tokenizer (no special tokens, no truncation)."""
     tokenizer = fast_tokenizer(tokenizer_dir)
-    source = pq.ParquetFile(corpus_path)
+    with reading(corpus_path):
+        source = pq.ParquetFile(corpus_path)
     lengths: list[np.ndarray] = []
     with parquet_writer(out_path, SUBWORDS_SCHEMA) as writer:
         for batch in tqdm(

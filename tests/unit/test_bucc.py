@@ -23,6 +23,7 @@ from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, wri
 from xlsent.evaluate.mining import MiningSettings
 from xlsent.io import parquet_writer
 from xlsent.tables import (
+    bucc_lowered,
     bucc_notes,
     bucc_table,
     load_results,
@@ -204,10 +205,18 @@ def test_a_k_above_a_splits_size_is_warned_recorded_and_footnoted(tmp_path, capl
     path = tmp_path / "tr.parquet"
     write_results(rows, "bucc", "tr", 42, path)
     assert bucc_notes([path]) == [
-        "Fewer sentences than the margin's k on a side, so every sentence was a neighbour: "
+        "† Fewer sentences than the margin's k on a side, so every sentence was a neighbour: "
         "tr de dev k = 3, tr de test k = 3. Lower evaluate.bucc.mining.k or mine larger sets."
     ]
-    assert "de_f1" in bucc_table([path]).columns  # the recorded k leaves the table as it was
+    table = bucc_table([path])
+    assert "de_f1" in table.columns  # the recorded k leaves the table's numbers as they were
+    # ... and the Markdown marks the language and the averages over it, as the note says.
+    write_bucc_table(
+        table, tmp_path / "bucc.csv", notes=bucc_notes([path]), lowered=bucc_lowered([path])
+    )
+    markdown = (tmp_path / "bucc.md").read_text()
+    assert "| run | seeds | de_p† | de_r† | de_f1† | de_f1_oracle† | avg_f1† |" in markdown
+    assert markdown.rstrip().endswith("Lower evaluate.bucc.mining.k or mine larger sets.")
     # At k = 2 nothing is lowered: no row, no footnote.
     rows = evaluate(encode, tmp_path, ["de"], "sample", "training", K2)
     write_results(rows, "bucc", "tr", 42, path)
@@ -305,6 +314,16 @@ def test_mining_set_plants_gold_pairs_among_distractors():
     # The same pairs and seed give the same set; another seed another one.
     assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 0))[0] == splits
     assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 1))[0] != splits
+
+
+@pytest.mark.parametrize("pairs", [7, 8, 10, 11, 40])
+@pytest.mark.parametrize(("distractors", "share"), [(0.5, 0.5), (0.2, 0.5), (0.3, 0.3)])
+def test_the_config_checks_bound_is_the_smallest_side_build_makes(pairs, distractors, share):
+    """`fewest_sentences` (the config check's bound on k) against `build` on real pairs."""
+    settings = _settings(distractors, share, 0)
+    _, stats = mining_set.build(HELDOUT[:pairs], "de", settings)
+    sides = [n for split in stats["splits"].values() for key, n in split.items() if "sent" in key]
+    assert mining_set.fewest_sentences(pairs, settings) == min(sides)
 
 
 def test_ambiguous_pairs_are_dropped_before_the_split():

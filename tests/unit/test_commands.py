@@ -168,7 +168,8 @@ def _dummy(action: argparse.Action) -> str:
 def _renderings(rule: str, shell: str) -> list[list[str]]:
     """Every argv (after `xlsent` or `-m xlsent.cli`) the rule's command can take."""
     tokens = shlex.split(shell)
-    tokens = tokens[: tokens.index("2>")] if "2>" in tokens else tokens
+    # What the shell redirects (stderr to the log, or appended to it) is not the command's.
+    tokens = tokens[: next((i for i, t in enumerate(tokens) if t in ("2>", "2>>")), len(tokens))]
     parsers = _subparsers(build_parser())
     choices: list[list[list[str]]] = []
     command, options = "", dict[str, argparse.Action]()

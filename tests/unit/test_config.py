@@ -394,7 +394,8 @@ TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_atten
         ),
         (
             {"corpus": {"source": "local", "local": {"dir": "x", "corpora": []}}},
-            "config key `corpus.local.corpora`: [] should be non-empty",
+            "config key `corpus.local.corpora` is empty, but it needs at least one entry: "
+            "leave the key out for its default",
         ),
         (
             {"corpus": {"clean": {"style": "dap"}}},
@@ -453,6 +454,60 @@ def test_rules_between_keys_name_the_key_and_the_fix(config, message):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (  # the report: the tables job failed after the whole pipeline
+            "tables:\n  groups: []\n",
+            "config key `tables.groups` is empty, but it needs at least one entry: write e.g. "
+            "`groups: [low4, low5, low8, xtreme36]` (its default), or leave the key out",
+        ),
+        (
+            "tables:\n  ablation:\n    runs: [tr]\n    groups: []\n",
+            "config key `tables.ablation.groups` is empty, but it needs at least one entry: "
+            "write e.g. `groups: [low8]` (its default), or leave the key out",
+        ),
+        (
+            "evaluate:\n  tatoeba:\n    languages: []\n",
+            "config key `evaluate.tatoeba.languages` is empty, but it needs at least one entry: "
+            "leave the key out for its default",
+        ),
+        (
+            "languages: []\n",
+            "config key `languages` is empty, but it needs at least one entry: write e.g. "
+            "`languages: xtreme36` (its default), or leave the key out",
+        ),
+        (
+            "runs:\n  tr:\n    method: tr\n    model: xlmr\n    seeds: []\n",
+            "config key `runs.tr.seeds` is empty, but it needs at least one entry: write e.g. "
+            "`seeds: [42, 0]` (its default), or leave the key out",
+        ),
+        (  # YAML 1.1 reads an exponent without a dot as a string
+            "train:\n  lr: 2e-3\n",
+            "config key `train.lr`: '2e-3' is not of type 'number': YAML reads `2e-3` as text "
+            "(its floats need a dot and a signed exponent): write `2.0e-3`",
+        ),
+        (
+            "train:\n  weight_decay: 1E2\n",
+            "config key `train.weight_decay`: '1E2' is not of type 'number': YAML reads `1E2` as "
+            "text (its floats need a dot and a signed exponent): write `1.0e+2`",
+        ),
+        (
+            "runs:\n  tr:\n    method: tr\n    model: xlmr\n    train:\n      max_steps: 1e4\n",
+            "config key `runs.tr.train.max_steps`: '1e4' is not of type 'integer': YAML reads "
+            "`1e4` as text (its floats need a dot and a signed exponent): write `10000`",
+        ),
+    ],
+)
+def test_an_empty_list_or_a_yaml_string_number_says_what_to_write(text, message):
+    """As a user writes them in a config file (which Snakemake reads as YAML 1.1)."""
+    with pytest.raises(ConfigError) as info:
+        validate(yaml.safe_load(text), SCHEMA)
+    assert message in str(info.value)
+    if "YAML reads" in message:  # what it says to write is a number to YAML
+        assert isinstance(yaml.safe_load(message.split("write `")[1].rstrip("`")), int | float)
+
+
 def test_unknown_language_lists_the_codes_and_the_groups():
     with pytest.raises(ConfigError) as info:
         validate({"languages": ["low9"]}, SCHEMA)
@@ -481,13 +536,21 @@ def test_valid_batch_settings_pass():
 
 
 def test_a_mining_k_no_held_out_split_can_give_is_refused():
-    # 10 held-out pairs a language, half of them the threshold split: at most 5 sentences a
-    # side, so k = 6 could only ever be lowered.
-    bucc = {"languages": ["de"], "source": "heldout", "mining": {"k": 6}}
+    """The report: the refusal suggested a bound (k = 4) that the job then lowered, to the 3
+    sentences a side had. 10 held-out pairs a language, half of them the threshold split,
+    half of each split's pairs distractors that keep one side (1 English-only, 2 foreign-only
+    of 5, or the other way): 4 sentences a side, so k = 5 could only ever be lowered."""
+    bucc = {"languages": ["de"], "source": "heldout", "mining": {"k": 5}}
     config = {"corpus": {"mining_pairs": 10}, "evaluate": {"bucc": bucc}}
-    with pytest.raises(ConfigError, match=r"`evaluate.bucc.mining.k` is 6, .* at most 5 "):
+    with pytest.raises(ConfigError) as info:
         validate(config, SCHEMA)
-    bucc["mining"]["k"] = 5
+    assert str(info.value) == (
+        "config key `evaluate.bucc.mining.k` is 5, but a mining set of corpus.mining_pairs 10 "
+        "held-out pairs has at most 4 sentences on a side of a split (evaluate.bucc.heldout: "
+        "threshold_share 0.5, distractors 0.5), where k is lowered to 4: lower k to at most 4, "
+        "or raise corpus.mining_pairs"
+    )
+    bucc["mining"]["k"] = 4
     validate(config, SCHEMA)
 
 

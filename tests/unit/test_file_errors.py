@@ -438,8 +438,9 @@ def test_a_write_that_runs_out_of_room_names_the_output_and_the_fix(
             out = stack.enter_context(_tiny_tmpfs(tmp_path / "full", "16k"))
             proc = _xlsent(*_sample_args(clean_kk, out))
             fix = (
-                f"no space left on the device: free space on the file system of {out} or point "
-                "results/ elsewhere"
+                f"no space left on the device: free space on the file system of {out} or move "
+                "results/ to a larger file system and leave a symlink in its place (`mv results "
+                "/big/results && ln -s /big/results results`, docs/recovery.md)"
             )
         else:
             out = tmp_path / "out"
@@ -448,8 +449,8 @@ def test_a_write_that_runs_out_of_room_names_the_output_and_the_fix(
             )
             fix = (
                 f"file too large for the file size limit (`ulimit -f`) or for the file system of "
-                f"{out}: raise the limit or point results/ at a file system that allows larger "
-                "files"
+                f"{out}: raise the limit, or move results/ to a file system that allows larger "
+                "files and leave a symlink in its place (docs/recovery.md)"
             )
         assert proc.returncode == 2
         # Train is written first and fails, though dev's writer is open too (and innermost).

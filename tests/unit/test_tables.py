@@ -286,3 +286,14 @@ def test_the_cost_table_sums_each_stage_and_run(tmp_path):
         "Total: 105.7 wall minutes (summed over jobs, not elapsed), 187.2 CPU minutes, "
         "3.20 GPU hours" in (tmp_path / "cost.md").read_text()
     )
+    # The seed-42 job resumed the work of two killed jobs (their time to their last
+    # checkpoint, recorded in the checkpoint): the row counts it all.
+    earlier = {"train/tr/seed42": [{"seconds": 600.0, "cpu_seconds": 1200.0}] * 2}
+    resumed = cost_table(tmp_path, {"train/tr": 2}, earlier).filter(pl.col("stage") == "train")
+    assert resumed.select("jobs", "attempts", "wall_min", "cpu_min", "gpu_h").row(0) == (
+        2,
+        4,
+        110.0,  # (3600 + 1800 + 2 × 600) s
+        (7000 + 3500 + 2 * 1200) / 60,
+        110 / 60 * 2,
+    )

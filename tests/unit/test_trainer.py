@@ -95,6 +95,8 @@ def _train_cli(small_subwords, small_tokenizer, checkpoints: Path, out: Path) ->
         "1",
         "--out",
         str(out),
+        "--log",
+        str(out.with_suffix(".log")),  # not written: stderr stays with the test
     ]
 
 
@@ -410,3 +412,96 @@ def test_the_mlp_pooler_trains_tr_and_stays_out_of_the_export(
     assert np.allclose(st_vectors, cls.numpy(), atol=1e-5)
     assert np.allclose(TextEncoder.load(out, max_length=16)(sentences), st_vectors, atol=1e-5)
     assert not np.allclose(st_vectors, through_mlp.numpy(), atol=1e-2)
+
+
+def _killed_after_step_12(small_subwords, small_tokenizer, checkpoints: Path) -> None:
+    """A run killed as it starts step 13: checkpoints of steps 8 (previous.pt) and 12."""
+    killed = _trainer(small_subwords, small_tokenizer, checkpoints)
+    _killed_at(killed, 12)
+    with pytest.raises(Killed):
+        killed.run()
+    assert torch.load(checkpoints / "previous.pt", weights_only=False)["step"] == 8
+
+
+def _same_weights(trainer: Trainer, reference: Trainer) -> bool:
+    ours, theirs = trainer.model.state_dict(), reference.model.state_dict()
+    return all(torch.equal(tensor, theirs[name]) for name, tensor in ours.items())
+
+
+def test_a_truncated_checkpoint_is_set_aside_and_training_resumes_from_the_one_before(
+    small_subwords, small_tokenizer, tmp_path, caplog
+):
+    """The report: torch's "PytorchStreamReader failed reading zip archive", no path, and no
+    rerun got past it until the file was deleted by hand. A copy cut last.pt short."""
+    straight = _trainer(small_subwords, small_tokenizer, tmp_path / "straight")
+    straight.run()
+    checkpoints = tmp_path / "cut"
+    _killed_after_step_12(small_subwords, small_tokenizer, checkpoints)
+    data = (checkpoints / "last.pt").read_bytes()
+    (checkpoints / "last.pt").write_bytes(data[: len(data) // 2])
+
+    resumed = _trainer(small_subwords, small_tokenizer, checkpoints)
+    with caplog.at_level("WARNING"):
+        assert resumed.resume() and resumed.step == 8
+    assert caplog.messages == [
+        f"{checkpoints}/last.pt does not load (PytorchStreamReader failed reading zip archive: "
+        "failed finding central directory): the file is truncated or corrupt; moved it to "
+        f"{checkpoints}/last.pt.unreadable",
+        f"resuming from the checkpoint before it, {checkpoints}/previous.pt",
+    ]
+    assert (checkpoints / "last.pt.unreadable").read_bytes() == data[: len(data) // 2]
+    resumed.run()
+    assert _same_weights(resumed, straight) and resumed.best == straight.best
+
+
+def test_with_no_checkpoint_that_loads_training_starts_over_and_says_so(
+    small_subwords, small_tokenizer, tmp_path, caplog
+):
+    checkpoints = tmp_path / "cut"
+    _killed_after_step_12(small_subwords, small_tokenizer, checkpoints)
+    for name in ("last.pt", "previous.pt"):
+        (checkpoints / name).write_bytes((checkpoints / name).read_bytes()[:1000])
+    resumed = _trainer(small_subwords, small_tokenizer, checkpoints)
+    with caplog.at_level("WARNING"):
+        assert not resumed.resume()
+    assert caplog.messages[-1] == (
+        f"no checkpoint of {checkpoints} loads: training starts over at step 0"
+    )
+    assert sorted(p.name for p in checkpoints.glob("*.unreadable")) == [
+        "last.pt.unreadable",
+        "previous.pt.unreadable",
+    ]
+    resumed.run()
+    straight = _trainer(small_subwords, small_tokenizer, tmp_path / "straight")
+    straight.run()
+    assert _same_weights(resumed, straight)
+
+
+def test_the_export_keeps_the_last_checkpoint_and_its_best_weights_only(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """While it trains a run keeps the checkpoint before the last (and the best weights
+    either names); once exported, a rerun needs the last one alone."""
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=12)
+    _fake_scores(trainer, {4: 10.0, 8: 20.0, 12: 15.0})
+    trainer.run()
+    assert sorted(p.name for p in tmp_path.glob("*.pt")) == ["best-8.pt", "last.pt", "previous.pt"]
+    trainer.export(tmp_path / "model", {})
+    assert sorted(p.name for p in tmp_path.glob("*.pt")) == ["best-8.pt", "last.pt"]
+
+
+def test_each_jobs_time_is_kept_in_the_checkpoint_and_the_earlier_ones_recorded(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """The cost table took the resumed job's time for the run's (its benchmark file): each
+    job's time to its last checkpoint goes into the checkpoint, and the job that resumes
+    records its predecessors' for the table (tests/unit/test_tables.py adds them up)."""
+    _killed_after_step_12(small_subwords, small_tokenizer, tmp_path)
+    first = torch.load(tmp_path / "last.pt", weights_only=False)["attempts"]
+    assert [attempt["steps"] for attempt in first] == [[0, 12]]
+    assert first[0]["seconds"] > 0 and first[0]["cpu_seconds"] > 0
+    resumed = _trainer(small_subwords, small_tokenizer, tmp_path)
+    resumed.run()
+    assert json.loads((tmp_path / "earlier_attempts.json").read_text()) == first
+    final = torch.load(tmp_path / "last.pt", weights_only=False)["attempts"]
+    assert final[0] == first[0] and final[1]["steps"] == [12, 24]

@@ -409,5 +409,6 @@ rule tables_cost:
     params:
         gpus=gpus_per_job(),
     shell:
-        "xlsent tables-cost --benchmarks results/benchmarks --gpus {params.gpus}"
+        "xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints"
+        " --gpus {params.gpus}"
         " --out {output.csv} {input.tables} 2> {log}"

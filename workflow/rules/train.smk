@@ -67,10 +67,12 @@ rule train:
         args=train_args,
         checkpoints="results/checkpoints/{run}/seed{seed}",
         launcher=lambda w: train_launcher(settings_of(w)["gpus"]),
+    # The log appended to, and named: a job refused while an orphaned one of an earlier run
+    # still trains puts that one's log back (Snakemake removed it) and appends its refusal.
     shell:
         "{params.launcher} train --settings {params.settings:q} --model {params.model:q}"
         " --tokenizer {input.tokenizer} {params.args} --checkpoints {params.checkpoints}"
-        " --threads {threads} --out {output} 2> {log}"
+        " --threads {threads} --out {output} --log {log} 2>> {log}"
 
 
 rule train_dualpivot:

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from xlsent.align.links import PairAlignment, SentencePair
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, read_json, write_json
+from xlsent.readback import reading
 
 LINK = pa.struct([("en", pa.int16()), ("xx", pa.int16()), ("score", pa.float32())])
 SHARD_SCHEMA = pa.schema(
@@ -46,9 +47,9 @@ def shard_name(index: int) -> str:
 def _rows(path: Path, start: int, stop: int, columns: list[str]) -> pa.Table | None:
     """Rows [start, stop) of a Parquet file, reading only the batches that hold them."""
     parts, offset = [], 0
-    for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(
-        batch_size=10_000, columns=columns
-    ):
+    with reading(path):
+        source = pq.ParquetFile(path, pre_buffer=False)
+    for batch in source.iter_batches(batch_size=10_000, columns=columns):
         end = offset + batch.num_rows
         if end > start and offset < stop:
             parts.append(batch.slice(max(0, start - offset), min(stop, end) - max(start, offset)))
@@ -117,7 +118,7 @@ def write_shard(
 
 
 def read_shard(path: Path) -> pa.Table:
-    with pa.memory_map(str(path)) as source:
+    with reading(path), pa.memory_map(str(path)) as source:
         return pa.ipc.open_file(source).read_all()
 
 
@@ -126,7 +127,8 @@ def write_manifest(out: Path, stats_paths: Sequence[Path], info: dict) -> dict:
     shards = []
     totals: Counter[str] = Counter()
     for index, stats_path in enumerate(stats_paths):
-        stats = read_json(stats_path)
+        with reading(stats_path):
+            stats = read_json(stats_path)
         shards.append({"file": shard_name(index), **stats})
         totals["pairs"] += stats["pairs"]
         totals["links"] += stats["links"]
@@ -139,5 +141,7 @@ def write_manifest(out: Path, stats_paths: Sequence[Path], info: dict) -> dict:
 def iter_shards(manifest_path: Path) -> Iterator[pa.Table]:
     """Every shard of a language, in order, through its manifest."""
     manifest_path = Path(manifest_path)
-    for shard in read_json(manifest_path)["shards"]:
+    with reading(manifest_path):
+        manifest = read_json(manifest_path)
+    for shard in manifest["shards"]:
         yield read_shard(manifest_path.parent / shard["file"])

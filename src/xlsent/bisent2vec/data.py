@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from xlsent.bisent2vec import Bisent2vecError
 from xlsent.io import atomic_path
+from xlsent.readback import reading
 
 SPACE_MARK = "\u2581"
 WORDS_COLUMNS = ("en_words", "xx_words")
@@ -52,7 +53,8 @@ def write_pairs(
     stats = {"pairs": 0, "en_tokens": 0, "xx_tokens": 0, "empty_en": 0, "empty_xx": 0}
     with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:
         for path in words_paths:
-            source = pq.ParquetFile(path)
+            with reading(path):
+                source = pq.ParquetFile(path)
             missing = [c for c in WORDS_COLUMNS if c not in source.schema_arrow.names]
             if missing:
                 raise Bisent2vecError(

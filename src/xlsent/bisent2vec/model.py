@@ -31,6 +31,7 @@ from xlsent.bisent2vec import Bisent2vecError
 from xlsent.bisent2vec.data import WORDS_COLUMNS, train_token
 from xlsent.bisent2vec.trainer import MODEL_FILE, STATS_FILE, vectors_file
 from xlsent.io import read_json
+from xlsent.readback import reading
 
 MAGIC = b"BIS2VEC1"
 NGRAM_MULTIPLIER = np.uint64(116049371)
@@ -234,7 +235,8 @@ class SentenceModel:
         """
         sides: dict[str, list[list[str]]] = {"en": [], foreign: []}
         for path in words_files:
-            table = pq.read_table(path, columns=list(WORDS_COLUMNS))
+            with reading(path):
+                table = pq.read_table(path, columns=list(WORDS_COLUMNS))
             sides["en"] += table.column("en_words").to_pylist()
             sides[foreign] += table.column("xx_words").to_pylist()
         return {lang: self.idf(sentences, lang) for lang, sentences in sides.items()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -193,6 +194,7 @@ def tables_bucc(args: argparse.Namespace) -> None:
         result_tables.bucc_table(args.results),
         Path(args.out),
         notes=result_tables.bucc_notes(args.results),
+        lowered=result_tables.bucc_lowered(args.results),
     )
     log.info("wrote %s", args.out)
 
@@ -327,6 +329,11 @@ def _add_tables_cost(sub: Subparsers) -> None:
     p = sub.add_parser("tables-cost", help="what each stage and run cost (benchmark files)")
     p.add_argument("--benchmarks", required=True, help="the benchmark directory")
     p.add_argument(
+        "--checkpoints",
+        required=True,
+        help="the training checkpoints' directory: the time of the jobs a resumed one followed",
+    )
+    p.add_argument(
         "--gpus",
         nargs="*",
         required=True,
@@ -341,6 +348,12 @@ def tables_cost(args: argparse.Namespace) -> None:
     from xlsent import tables as result_tables
 
     gpus = {key: int(value) for key, value in (item.split("=", 1) for item in args.gpus)}
-    table = result_tables.cost_table(args.benchmarks, gpus)
+    # A training run's checkpoint directory {run}/seed{seed} records the jobs before the one
+    # whose benchmark file is train/{run}/seed{seed}.tsv (xlsent.train.checkpoints).
+    earlier = {
+        f"train/{path.parent.parent.name}/{path.parent.name}": json.loads(path.read_text())
+        for path in Path(args.checkpoints).glob("*/seed*/earlier_attempts.json")
+    }
+    table = result_tables.cost_table(args.benchmarks, gpus, earlier)
     result_tables.write_cost_table(table, Path(args.out))
     log.info("wrote %s", args.out)

@@ -71,6 +71,12 @@ def _add_train(sub: Subparsers) -> None:
     p.add_argument("--checkpoints", required=True)
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
     p.add_argument("--out", required=True)
+    p.add_argument(
+        "--log",
+        required=True,
+        help="the job's log, which stderr appends to (2>> LOG): a second job of the run, "
+        "refused while this one runs, puts it back and appends its refusal",
+    )
     p.set_defaults(handler=train)
 
 
@@ -104,7 +110,7 @@ def train(args: argparse.Namespace) -> None:
     )
     Path(args.checkpoints).mkdir(parents=True, exist_ok=True)
     # Under torchrun one process writes the checkpoints and the model: it alone holds them.
-    writing = sole_writer(args.checkpoints) if trainer.world.main else nullcontext()
+    writing = sole_writer(args.checkpoints, args.log) if trainer.world.main else nullcontext()
     try:
         with writing:
             best = trainer.run(Path(args.checkpoints) / "train_log.jsonl")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import math
 from pathlib import Path
 
 import jsonschema
@@ -490,22 +489,28 @@ def _check_heldout_pairs(config: dict, use: str, key: str, from_key: str, langs:
 
 
 def _check_mining(config: dict) -> None:
-    """A margin's k that no held-out mining split can give: a split of a set drawn from the
-    corpus holds at most its share of `corpus.mining_pairs` pairs, so no side has more
-    sentences, and a larger k would make every sentence a neighbour. (Other sets' sizes are
-    known only to their job, which lowers k, warns and records it in the table's footnote.)"""
+    """A margin's k that no held-out mining split can give: a set drawn from the corpus has
+    at most `corpus.mining_pairs` pairs, which `xlsent.evaluate.mining_set.build` splits and
+    takes distractors from, so a side of a split has at most `fewest_sentences` of them, and a
+    larger k would make every sentence a neighbour. Refused here when the config alone says
+    so; where only the data does (fewer pairs held out, ambiguous pairs dropped, another
+    set's size), the job lowers k, and the table marks the languages and says so."""
+    from xlsent.evaluate.mining_set import MiningSetSettings, fewest_sentences
+
     bucc = config["evaluate"]["bucc"]
     if not bucc["languages"] or bucc["source"] != "heldout" or bucc["heldout"]["from"] != "corpus":
         return
-    share = bucc["heldout"]["threshold_share"]
-    most = math.ceil(config["corpus"]["mining_pairs"] * min(share, 1 - share))
+    heldout = {key: value for key, value in bucc["heldout"].items() if key != "from"}
+    pairs = config["corpus"]["mining_pairs"]
+    most = fewest_sentences(pairs, MiningSetSettings(**heldout))
     k = bucc["mining"]["k"]
     if 0 < most < k:
         raise ConfigError(
-            f"config key `evaluate.bucc.mining.k` is {k}, but the smaller split of each mining "
-            f"set holds at most {most} sentences a side (corpus.mining_pairs "
-            f"{config['corpus']['mining_pairs']} × evaluate.bucc.heldout.threshold_share "
-            f"{share} or its rest): lower k to at most {most}, or raise corpus.mining_pairs"
+            f"config key `evaluate.bucc.mining.k` is {k}, but a mining set of "
+            f"corpus.mining_pairs {pairs} held-out pairs has at most {most} sentences on a side "
+            f"of a split (evaluate.bucc.heldout: threshold_share {heldout['threshold_share']}, "
+            f"distractors {heldout['distractors']}), where k is lowered to {most}: lower k to "
+            f"at most {most}, or raise corpus.mining_pairs"
         )
 
 

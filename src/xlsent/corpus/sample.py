@@ -35,6 +35,7 @@ from xlsent.corpus.bitext import CorpusError
 from xlsent.corpus.clean import CORPUS_SCHEMA, SENTENCES
 from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
+from xlsent.readback import reading
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,8 @@ def sample(
     """Write the train and dev splits of one language, and its held-out mining split to
     `mining_path` when given (empty with `cfg.mining_pairs` 0); return their sizes."""
     # pre_buffer (on by default) reads ahead across row groups: memory would grow with the file.
-    source = pq.ParquetFile(clean_path, pre_buffer=False)
+    with reading(clean_path):
+        source = pq.ParquetFile(clean_path, pre_buffer=False)
     available = source.metadata.num_rows
     codes, names = _source_codes(clean_path)
     capped = per_source_caps(codes, names, lang, cfg) if cfg.per_source_cap else None

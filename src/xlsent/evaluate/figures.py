@@ -39,6 +39,7 @@ from xlsent.evaluate.tatoeba import read_pairs
 from xlsent.io import write_json
 from xlsent.models.sentence import Prefix, SentenceSettings, prefix_of
 from xlsent.plots import pyplot, save_png
+from xlsent.readback import reading
 from xlsent.tokenize import prefixed
 from xlsent.train.collate import collate
 from xlsent.train.word_spans import text_spans
@@ -210,7 +211,8 @@ def select_word_pairs(
     """The first `n` of `candidates` (in draw order) whose two words every encoder reads:
     each has a subword of its own within the length limit. Adds the sentences (`en, xx`,
     from the corpus split the alignment was made of) and their words."""
-    text = pl.read_parquet(corpus, columns=["id", "en", "xx"])
+    with reading(corpus):
+        text = pl.read_parquet(corpus, columns=["id", "en", "xx"])
     words = aligned.select("id", "en_words", "xx_words")
     kept, position = [], 0
     while sum(len(chunk) for chunk in kept) < n and position < candidates.height:

@@ -28,6 +28,7 @@ import polars as pl
 
 from xlsent.errors import XlsentError
 from xlsent.evaluate.bucc import BuccSplit, write_split
+from xlsent.readback import reading
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +62,20 @@ def unambiguous(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
+def _distractors(pairs: int, distractors: float) -> tuple[int, int]:
+    """How many of a split's `pairs` keep only their foreign sentence, and how many only
+    their English one: the `distractors` share of them, half each way."""
+    n_distractors = round(pairs * distractors)
+    return n_distractors // 2, n_distractors - n_distractors // 2
+
+
 def _split(
     lang: str, name: str, pairs: list[tuple[str, str]], distractors: float, rng: np.random.Generator
 ) -> tuple[BuccSplit, dict[str, int]]:
     """One split of the set: the first `distractors` share of `pairs` lose a side (their
     first half the English, the rest the foreign sentence), the others are gold."""
-    n_distractors = round(len(pairs) * distractors)
-    xx_only = n_distractors // 2
+    xx_only, en_only = _distractors(len(pairs), distractors)
+    n_distractors = xx_only + en_only
     xx_rows = [(i, xx) for i, (_, xx) in enumerate(pairs) if i >= n_distractors or i < xx_only]
     en_rows = [(i, en) for i, (en, _) in enumerate(pairs) if i >= xx_only]
     xx_rows = [xx_rows[i] for i in rng.permutation(len(xx_rows))]
@@ -87,7 +95,7 @@ def _split(
     counts = {
         "gold": len(gold),
         "xx_only": xx_only,
-        "en_only": n_distractors - xx_only,
+        "en_only": en_only,
         "xx_sentences": len(xx_rows),
         "en_sentences": len(en_rows),
     }
@@ -109,6 +117,17 @@ class MiningSetSettings:
             raise ValueError(f"distractors is a share in [0, 1), not {self.distractors}")
         if not 0 < self.threshold_share < 1:
             raise ValueError(f"threshold_share is a share in (0, 1), not {self.threshold_share}")
+
+
+def fewest_sentences(pairs: int, settings: MiningSetSettings) -> int:
+    """The fewest sentences on a side of a split that `build` makes of `pairs` unambiguous
+    pairs: the most neighbours the margin can read there (`evaluate.bucc.mining.k`)."""
+    cut = round(pairs * settings.threshold_share)
+    sides = []
+    for size in (cut, pairs - cut):
+        xx_only, en_only = _distractors(size, settings.distractors)
+        sides += [size - en_only, size - xx_only]  # foreign sentences, English sentences
+    return min(sides)
 
 
 def build(
@@ -155,7 +174,8 @@ def build(
 
 def corpus_pairs(path: str | Path) -> list[tuple[str, str]]:
     """The (en, xx) pairs of a corpus-stage Parquet file (the sample stage's `mining` split)."""
-    frame = pl.read_parquet(path, columns=["en", "xx"])
+    with reading(path):
+        frame = pl.read_parquet(path, columns=["en", "xx"])
     return list(frame.iter_rows())
 
 

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from xlsent.faults import kill_point
 from xlsent.io import atomic_path, write_json
+from xlsent.readback import reading
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -31,7 +32,8 @@ def _balanced_sample(corpus_paths: dict[str, Path], max_sentences: int, seed: in
     rng = np.random.default_rng(seed)
     sentences: list[str] = []
     for lang in sorted(corpus_paths):
-        table = pq.read_table(corpus_paths[lang], columns=["en", "xx"])
+        with reading(corpus_paths[lang]):
+            table = pq.read_table(corpus_paths[lang], columns=["en", "xx"])
         take = rng.permutation(table.num_rows)[:per_lang]
         for side in ("en", "xx"):
             sentences.extend(table.column(side).take(take).to_pylist())

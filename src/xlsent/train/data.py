@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from xlsent.ragged import Ragged, offsets_of
+from xlsent.readback import reading
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,8 @@ def load_pairs(
     xx, en, lang = [], [], []
     langs = tuple(sorted(paths))
     for index, code in enumerate(langs):
-        table = pq.read_table(paths[code], columns=["xx_ids", "en_ids"])
+        with reading(paths[code]):
+            table = pq.read_table(paths[code], columns=["xx_ids", "en_ids"])
         if max_pairs_per_lang is not None and table.num_rows > max_pairs_per_lang:
             rng = np.random.default_rng([0, zlib.crc32(code.encode())])
             keep = np.sort(rng.choice(table.num_rows, size=max_pairs_per_lang, replace=False))
@@ -97,7 +99,8 @@ def load_word_aligned(
     xx, en, lang, spans, links, stats = [], [], [], {}, [], {}
     langs = tuple(sorted(paths))
     for index, code in enumerate(langs):
-        table = pq.read_table(paths[code])
+        with reading(paths[code]):
+            table = pq.read_table(paths[code])
         xx.append(_ragged(table.column("xx_ids"), limit))
         en.append(_ragged(table.column("en_ids"), limit))
         lang.append(np.full(table.num_rows, index, dtype=np.int16))

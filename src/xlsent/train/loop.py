@@ -154,6 +154,8 @@ class Trainer:
         the heads') depends on it."""
         self.settings = settings
         self.model_spec = model_spec
+        # This job's clocks, for what it cost (`_attempt`): set up, trained and evaluated.
+        self._clocks = (time.perf_counter(), time.process_time())
         self.checkpoints = Checkpoints(checkpoint_dir)
         self.world, self.device = _world_and_device(settings.device)
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
@@ -179,6 +181,8 @@ class Trainer:
         self.step = 0
         self.best: dict = {"step": None, "dev_p1": -1.0}
         self.history: list[dict] = []
+        self.attempts: list[dict] = []  # the jobs before this one, to their last checkpoint
+        self._resumed_at = 0
         # The main process reads the inputs through once; the others take its fingerprint.
         fingerprint = self._fingerprint(train_paths, dev_paths) if self.world.main else None
         self.fingerprint = distributed.gather_objects(fingerprint, self.world)[0]
@@ -368,22 +372,30 @@ class Trainer:
                     "sampler": self.sampler.state(),
                     "best": self.best,
                     "history": self.history,
+                    "attempts": [*self.attempts, self._attempt()],
                     "rng": rng,
                 }
             )
             log.info("checkpoint at step %d: %s", self.step, self.checkpoints.last)
         distributed.barrier(self.world)
 
+    def _attempt(self) -> dict:
+        """This job's work so far: the steps it trained, its wall and CPU seconds."""
+        wall, cpu = self._clocks
+        return {
+            "steps": [self._resumed_at, self.step],
+            "seconds": round(time.perf_counter() - wall, 1),
+            "cpu_seconds": round(time.process_time() - cpu, 1),
+        }
+
     def resume(self) -> bool:
-        """Continue from the last checkpoint if it belongs to this exact run."""
-        state = self.checkpoints.load(self.device)
-        if state is None:
+        """Continue from the latest checkpoint that loads if it belongs to this exact run."""
+        found = self.checkpoints.load(self.device, set_broken_aside=self.world.main)
+        if found is None:
             return False
+        path, state = found
         if state["fingerprint"] != self.fingerprint:
-            log.warning(
-                "%s was written for other settings or inputs; starting afresh",
-                self.checkpoints.last,
-            )
+            log.warning("%s was written for other settings or inputs; starting afresh", path)
             distributed.barrier(self.world)  # every process has read it before it goes
             if self.world.main:
                 self.checkpoints.discard()
@@ -395,16 +407,17 @@ class Trainer:
         self.sampler = self._sampler(state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
+        # Checkpoints written before jobs recorded their time have none to add.
+        self.attempts, self._resumed_at = state.get("attempts", []), self.step
         if self.world.main:
-            # Best weights written after this checkpoint by the run that was killed: a future
-            # the resumed run replays (and, on a non-deterministic GPU, may not repeat).
-            self.checkpoints.drop_best(self.best["step"])
+            # Best weights written after this checkpoint by the run that was killed.
+            self.checkpoints.drop_best_after(self.step)
             self.checkpoints.check_best(self.best["step"])
         rng = state["rng"][self.world.rank]
         torch.set_rng_state(rng["torch"].cpu())
         if rng["cuda"] is not None and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(rng["cuda"])
-        log.info("resumed from %s at step %d", self.checkpoints.last, self.step)
+        log.info("resumed from %s at step %d", path, self.step)
         return True
 
     # -- training ------------------------------------------------------------------------------
@@ -518,7 +531,9 @@ class Trainer:
         """Train to `max_steps` (resuming if possible); return the best dev record."""
         s = self.settings
         self.resume()
-        if not self.world.main:
+        if self.world.main:  # for the cost table: what the jobs before this one cost
+            self.checkpoints.record_attempts(self.attempts)
+        else:
             log_path = None  # one process keeps the records
         if log_path is not None:  # the live log restarts from what the checkpoint knew
             log_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history))
@@ -607,6 +622,7 @@ class Trainer:
             write_json(tmp / "best.json", self.best)
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
+        self.checkpoints.finish()
 
 
 def _world_and_device(name: str) -> tuple[distributed.World, torch.device]:

@@ -31,6 +31,7 @@ from xlsent.faults import kill_point
 from xlsent.io import parquet_writer
 from xlsent.models.sentence import Prefix, prefix_of
 from xlsent.models.tokenizer import fast_tokenizer
+from xlsent.readback import reading
 from xlsent.tokenize import prefixed, word_offsets
 
 LINK = pa.struct([("en", pa.int16()), ("xx", pa.int16())])
@@ -98,7 +99,8 @@ def word_spans(
     own, and the links dropped because of either (never silently).
     """
     tokenizer = fast_tokenizer(tokenizer_dir)
-    text = pq.read_table(corpus_path, columns=["id", "en", "xx"])
+    with reading(corpus_path):
+        text = pq.read_table(corpus_path, columns=["id", "en", "xx"])
     stats = dict.fromkeys(
         ["pairs", "words_not_in_text", "words", "words_without_subword", "links", "links_dropped"],
         0,

@@ -1,0 +1,118 @@
+"""Workflow files that no longer read back: named, set aside, remade.
+
+Every file the workflow writes appears whole or not at all (`xlsent.io.atomic_path`), but a
+file can break after its job ended: a copy of `results/` cut short, a disk that filled under
+rsync, a failing disk. Its reader then fails with the format library's words and no file
+(polars' "File out of specification: The file must end with PAR1", torch's "PytorchStreamReader
+failed reading zip archive"), and since the truncation made the file newer than what was
+computed from it, every rerun plans those consumers again and fails the same way. Three places
+deal with such a file:
+
+- a run, as it starts, checks the files its jobs will read that it does not rebuild
+  (`xlsent.recovery.set_aside_unreadable_inputs`, from the Snakefile's `onstart`): one that
+  does not read back is moved aside (`set_aside`) and the run stops before it removes or runs
+  anything, so that the same command goes on, remaking the file where a job needs it;
+- a reader of a workflow file opens it inside `reading(path)`, which turns the format
+  library's error into an `UnreadableFileError` naming the file and the command that remakes
+  it (for a file broken where `problem`'s cheap check does not look);
+- `xlsent status` lists every output that does not read back with that command.
+
+`problem` reads what a truncation loses first, the end of the file: a Parquet or Arrow file's
+footer, a zip archive's central directory (a torch checkpoint is one), a JSON document whole
+(they are small). That costs a read of a few kilobytes per file, whatever its size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from polars.exceptions import ComputeError
+
+from xlsent.errors import XlsentError
+
+# What a format library raises on bytes it cannot parse (not on a permission or a missing
+# file: those are OSErrors with an errno, named by xlsent.io.file_error and the CLI).
+FORMAT_ERRORS = (
+    pa.ArrowInvalid,
+    ComputeError,
+    zipfile.BadZipFile,
+    EOFError,
+    json.JSONDecodeError,
+    UnicodeDecodeError,
+)
+
+
+# An alignment's manifest (xlsent.align.shards), JSON under the name Hadoop gives a done flag.
+MANIFEST = "_SUCCESS"
+
+
+class UnreadableFileError(XlsentError):
+    """A workflow file that does not read back; the message names it and the fix."""
+
+
+def unreadable(path: str | os.PathLike[str], why: str) -> UnreadableFileError:
+    """The error of the workflow file `path`, which does not read back because of `why`."""
+    return UnreadableFileError(
+        f"{path} does not read back ({why}): the file is truncated or corrupt, broken after the "
+        "job that wrote it ended (a copy cut short, a full or failing disk). Remake it and what "
+        f"was computed from it: {remake_command([path])}"
+    )
+
+
+def remake_command(paths: list[str] | list[Path]) -> str:
+    """The command that remakes `paths` and what was computed from them."""
+    return f"snakemake --forcerun {' '.join(map(str, paths))} (with your other arguments)"
+
+
+def problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the workflow file `path` does not read back, or None (also for a directory, a
+    missing file and the kinds not checked: text, images)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        if path.suffix == ".parquet":
+            pq.read_metadata(path)
+        elif path.suffix == ".arrow":
+            with pa.memory_map(str(path)) as source:
+                pa.ipc.open_file(source)
+        elif path.suffix == ".pt":
+            zipfile.ZipFile(path).close()
+        elif path.suffix == ".json" or path.name == MANIFEST:
+            json.loads(path.read_bytes())
+    except FORMAT_ERRORS as err:
+        return _first_sentence(err)
+    return None
+
+
+def _first_sentence(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return text.split(". ")[0].rstrip(".")
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Inside, a format error on the workflow file `path` that `problem` confirms (a broken
+    file, not a missing column) is an `UnreadableFileError` naming it and the fix."""
+    try:
+        yield
+    except FORMAT_ERRORS as err:
+        why = problem(path)
+        if why is None:
+            raise
+        raise unreadable(path, why) from err
+
+
+def set_aside(path: str | os.PathLike[str]) -> Path:
+    """Move the broken file `path` to `{path}.unreadable` (kept to look at; a later one
+    replaces it) and return where it went."""
+    aside = Path(f"{path}.unreadable")
+    os.replace(path, aside)
+    return aside

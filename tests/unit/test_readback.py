@@ -1,0 +1,225 @@
+"""A workflow file that broke after its job ended (a copy cut short): each reader names it and
+the fix, a run sets it aside before it removes anything, `xlsent status` lists it. Every file
+is real, written by the code that writes it in the workflow, then truncated (the workflow's
+side: tests/workflow/test_broken_files.py; a checkpoint's: tests/unit/test_trainer.py)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from xlsent import readback, recovery, status
+from xlsent.align.shards import iter_shards, write_manifest
+from xlsent.io import write_json
+from xlsent.readback import UnreadableFileError
+from xlsent.tables import load_results, write_results
+from xlsent.train.checkpoints import save
+from xlsent.train.data import load_pairs
+
+
+def truncate(path: Path) -> Path:
+    """Cut `path` to half its bytes, as a copy cut short leaves it."""
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+def _evaluation(path: Path, run: str = "tr") -> Path:
+    rows = [
+        {"lang": lang, "direction": d, "metric": "accuracy", "value": 50.0, "n": 100}
+        for lang in ("kk", "te")
+        for d in ("xx2en", "en2xx")
+    ]
+    write_results(rows, "tatoeba", run, 42, path)
+    return path
+
+
+def _xlsent(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "xlsent.cli", *map(str, args)], capture_output=True, text=True
+    )
+
+
+def _one_error_line(stderr: str) -> str:
+    assert "Traceback" not in stderr, stderr
+    errors = [line.split(" ERROR xlsent: ")[1] for line in stderr.splitlines() if " ERROR " in line]
+    assert len(errors) == 1, stderr
+    return errors[0]
+
+
+def test_the_tables_job_names_a_truncated_evaluation_file_and_the_fix(tmp_path):
+    """The report: polars' "File out of specification: The file must end with PAR1", no file."""
+    good = _evaluation(tmp_path / "tr.parquet")
+    broken = truncate(_evaluation(tmp_path / "wacse.parquet", "wacse"))
+    proc = _xlsent(
+        "tables", "--groups", "pair=kk,te", "--corpus-stats", "--language-directions", "mean",
+        "--out", tmp_path / "tatoeba.csv", good, broken,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert _one_error_line(proc.stderr) == (
+        f"{broken} does not read back (Parquet magic bytes not found in footer): the file is "
+        "truncated or corrupt, broken after the job that wrote it ended (a copy cut short, a "
+        f"full or failing disk). Remake it and what was computed from it: snakemake --forcerun "
+        f"{broken} (with your other arguments)"
+    )
+    assert not (tmp_path / "tatoeba.csv").exists()
+    assert len(load_results([good])) == 4  # the reader itself, on the good file
+
+
+def test_the_subwords_job_names_a_truncated_training_split(small_corpus, small_tokenizer, tmp_path):
+    """A sample job's train.parquet, cut short: the job reading it names it."""
+    train = truncate(Path(shutil.copy(small_corpus["kk"]["train"], tmp_path / "train.parquet")))
+    proc = _xlsent(
+        "subwords", "--corpus", train, "--tokenizer", small_tokenizer, "--en-prefix", "",
+        "--xx-prefix", "", "--out", tmp_path / "x",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    line = _one_error_line(proc.stderr)
+    assert line.startswith(f"{train} does not read back (Parquet magic bytes not found in footer)")
+    assert line.endswith(f"snakemake --forcerun {train} (with your other arguments)")
+
+
+def test_the_trainer_names_a_truncated_subword_file(small_subwords, tmp_path):
+    subwords = truncate(Path(shutil.copy(small_subwords["kk"]["train"], tmp_path / "kk.parquet")))
+    with pytest.raises(UnreadableFileError, match=rf"^{subwords} does not read back \(Parquet"):
+        load_pairs({"kk": subwords}, max_length=16)
+
+
+def test_a_format_error_of_an_intact_file_is_left_as_it_is(small_subwords):
+    """A missing column is a bug or the wrong file, not a broken one: not relabelled."""
+    intact = small_subwords["kk"]["train"]
+    with pytest.raises(pa.ArrowInvalid, match="No match for FieldRef"), readback.reading(intact):
+        pq.read_table(intact, columns=["no_such_column"])
+
+
+def _arrow(path: Path) -> Path:
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_file(sink, pa.schema([("x", pa.int64())])) as w,
+    ):
+        w.write_table(pa.table({"x": list(range(1000))}))
+    return path
+
+
+def _checkpoint(path: Path) -> Path:
+    save({"step": 4, "model": {"w": torch.zeros(1000)}}, path)
+    return path
+
+
+def _json(path: Path) -> Path:
+    write_json(path, {"pairs": list(range(100))})
+    return path
+
+
+@pytest.mark.parametrize(
+    ("write", "name", "why"),
+    [
+        (_evaluation, "seed42.parquet", "Parquet magic bytes not found in footer"),
+        (_arrow, "shard-0000.arrow", "Not an Arrow file"),
+        (_checkpoint, "last.pt", "File is not a zip file"),
+        (_json, "stats.json", "Expecting value: line"),
+    ],
+)
+def test_problem_reads_what_a_cut_loses_first(tmp_path, write, name, why):
+    path = write(tmp_path / name)
+    assert readback.problem(path) is None
+    assert readback.problem(truncate(path)).startswith(why)
+
+
+def test_problem_leaves_directories_missing_files_and_other_kinds_alone(tmp_path):
+    (tmp_path / "table.csv").write_text("run,low4\ntr,")
+    assert readback.problem(tmp_path / "table.csv") is None
+    assert readback.problem(tmp_path) is None
+    assert readback.problem(tmp_path / "gone.parquet") is None
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A job as the scheduler-plugin view shows it: its name, inputs and outputs."""
+
+    name: str
+    input: tuple[str, ...] = ()
+    output: tuple[str, ...] = ()
+
+
+def _job(name: str, inputs: list[Path], outputs: list[Path]) -> _Job:
+    return _Job(name, tuple(map(str, inputs)), tuple(map(str, outputs)))
+
+
+class _Dag:
+    """The scheduler-plugin view of a DAG that `xlsent.recovery` reads."""
+
+    def __init__(self, needrun: list, dependencies: dict):
+        self._needrun, self._dependencies = needrun, dependencies
+
+    def needrun_jobs(self) -> list:
+        return self._needrun
+
+    def job_dependencies(self, job) -> list:
+        return self._dependencies.get(job.name, [])
+
+
+def test_a_run_sets_aside_a_broken_input_it_does_not_rebuild_before_anything_else(tmp_path):
+    """The report: the tables job was planned because the truncated evaluation file became
+    newer than the table; the table was removed first and the job failed, every time."""
+    broken = truncate(_evaluation(tmp_path / "tr.parquet"))
+    good = _evaluation(tmp_path / "wacse.parquet", "wacse")
+    rebuilt = truncate(_evaluation(tmp_path / "dap.parquet", "dap"))  # its job runs again
+    table = tmp_path / "tatoeba.csv"
+    table.write_text("run,low4\n")
+    evals = {p: _job(f"eval {p.stem}", [], [p]) for p in (broken, good, rebuilt)}
+    tables = _job("tables", [broken, good, rebuilt], [table])
+    dag = _Dag(
+        needrun=[tables, evals[rebuilt]],
+        dependencies={"tables": list(evals.values())},
+    )
+    said = recovery.set_aside_unreadable_inputs(dag)
+    assert said == [
+        f"{broken} does not read back (Parquet magic bytes not found in footer): the file is "
+        "truncated or corrupt, broken after the job that wrote it ended; moved it to "
+        f"{broken}.unreadable.",
+        "Nothing was removed or run. Run the same command again: it remakes a file set aside "
+        "where a job needs it, and keeps the results computed from it before it broke.",
+    ]
+    assert not broken.exists() and Path(f"{broken}.unreadable").exists()
+    assert good.exists() and rebuilt.exists() and table.exists()
+    assert recovery.set_aside_unreadable_inputs(dag) == []  # nothing broken is left
+
+
+def test_status_lists_an_output_that_does_not_read_back_with_the_command(tmp_path):
+    """From Snakemake's --detailed-summary (tab-separated, one output a row)."""
+    broken = truncate(_evaluation(tmp_path / "results/eval/tatoeba/tr/seed42.parquet"))
+    _evaluation(tmp_path / "results/eval/tatoeba/wacse/seed42.parquet", "wacse")
+    summary = "output_file\tdate\trule\tplan\n" + "".join(
+        f"{path}\t-\teval_tatoeba\tno update\n"
+        for path in (
+            "results/eval/tatoeba/tr/seed42.parquet",
+            "results/eval/tatoeba/wacse/seed42.parquet",
+            "results/eval/tatoeba/dap/seed42.parquet",  # missing: the orphans' business
+        )
+    )
+    assert status.unreadable(summary, tmp_path) == {
+        str(broken.relative_to(tmp_path)): "Parquet magic bytes not found in footer"
+    }
+
+
+def test_an_alignments_truncated_manifest_is_named(tmp_path):
+    """The align stage's `_SUCCESS` is JSON: its readers (word spans, the figures) and the
+    run's check name it like any other workflow file."""
+    manifest, stats = tmp_path / "_SUCCESS", tmp_path / "shard-0000.json"
+    write_json(stats, {"pairs": 120, "links": 900, "statuses": {"aligned": 120}})
+    write_manifest(manifest, [stats], {"aligner": "eflomal"})
+    truncate(manifest)
+    why = readback.problem(manifest)
+    assert why is not None
+    with pytest.raises(UnreadableFileError) as info:
+        next(iter_shards(manifest))
+    assert str(info.value).startswith(f"{manifest} does not read back ({why}): the file is")
