@@ -447,9 +447,14 @@ def test_killed_snakemake_recovers_with_the_plain_command(
     if how == "sigkill-snakemake" and _group_alive(proc.pid):
         # Its jobs outlive it: the lock must hold meanwhile.
         held = _plain_run(workdir, should_fail=None)
-        if _group_alive(proc.pid):
-            assert held.returncode != 0
-            assert "its jobs are still running" in held.stderr
+        if held.returncode == 0:
+            # Its jobs ended before this run looked at the lock (a busy machine): the run
+            # released the lock and finished the work.
+            assert "Released the lock of an earlier run" in held.stderr, held.stderr[-3000:]
+            assert_same_results(workdir, retrained_run)
+            assert_no_temporary_files(workdir)
+            return
+        assert "its jobs are still running" in held.stderr, held.stderr[-3000:]
     # Killed processes take a moment to exit; jobs left alone run to their end.
     deadline = time.monotonic() + 300
     while _group_alive(proc.pid) and time.monotonic() < deadline:
