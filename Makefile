@@ -46,8 +46,10 @@ lint: setup
 system-deps:
 	bash tests/data/install_system_deps.sh
 
+# Every test's duration goes to logs/tests.xml (JUnit XML); `tests/durations.py` lists the
+# slowest, or compares two runs' side by side.
 test: setup system-deps lint
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest --junitxml=logs/tests.xml
 
 # Markers are declared in pyproject.toml: `workflow` runs Snakemake, `slow` builds or kills.
 test-fast: setup

@@ -402,18 +402,30 @@ def encode_inputs(wildcards):
         "mining": lambda: expand(MINING_PAIRS, lang=langs),
         "bucc2018": lambda: bucc_files(langs),
     }[wildcards.source]()
-    return {"model": f"results/models/{wildcards.run}/seed{wildcards.seed}", "sentences": files}
+    return {
+        "model": f"results/models/{wildcards.run}/seed{wildcards.seed}",
+        "sentences": files,
+    }
 
 
 def encode_args(wildcards, input):
     """The flags of `xlsent encode` that say where the source's sentences are."""
     langs = VECTOR_SOURCES[wildcards.source]
     if wildcards.source == "mining":
-        return "--pairs " + lang_args(MINING_PAIRS, langs)
+        return f"--pairs {lang_args(MINING_PAIRS, langs)}"
     if wildcards.source == "tatoeba":
-        return shlex.join(["--dir", str(Path(input.sentences[0]).parent), "--langs", *langs])
+        return shlex.join(
+            ["--dir", str(Path(input.sentences[0]).parent), "--langs", *langs]
+        )
     return shlex.join(
-        ["--dir", bucc_dir(input.sentences), "--langs", *langs, "--splits", *BUCC_SPLITS]
+        [
+            "--dir",
+            bucc_dir(input.sentences),
+            "--langs",
+            *langs,
+            "--splits",
+            *BUCC_SPLITS,
+        ]
     )
 
 
@@ -616,9 +628,12 @@ def gpus_per_job():
         for run in DUALPIVOT_RUNS
     ]
     held += [
-        f"align/{aligner}={ALIGN[aligner].get('gpus', 0)}" for aligner in aligners(config)
+        f"align/{aligner}={ALIGN[aligner].get('gpus', 0)}"
+        for aligner in aligners(config)
     ]
-    held += [f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")]
+    held += [
+        f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")
+    ]
     return held
 
 

@@ -1,0 +1,52 @@
+"""The slowest tests of a `make test` run, from the JUnit XML it writes (logs/tests.xml).
+
+    .venv/bin/python tests/durations.py logs/tests.xml [--top 20]
+    .venv/bin/python tests/durations.py BEFORE.xml AFTER.xml [--top 20]
+
+One file: its slowest tests (setup, call and teardown together, as pytest's JUnit report
+times a test) and the total. Two files: the slowest of either, side by side, a test missing
+from one run shown as `–` (removed, merged or new).
+"""
+
+from __future__ import annotations
+
+import argparse
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+
+def durations(path: Path) -> dict[str, float]:
+    """{module::test: seconds} of a pytest JUnit XML report."""
+    out: dict[str, float] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        module = case.get("classname", "").replace(".", "/") + ".py"
+        out[f"{module}::{case.get('name')}"] = float(case.get("time", 0))
+    return out
+
+
+def table(runs: list[dict[str, float]], names: list[str], top: int) -> list[str]:
+    """Markdown rows of the `top` slowest tests of any run, then each run's total."""
+    slowest = sorted(
+        {test for run in runs for test in run}, key=lambda t: -max(r.get(t, 0) for r in runs)
+    )
+    lines = ["| test | " + " | ".join(names) + " |", "|---|" + "---:|" * len(runs)]
+    for test in slowest[:top]:
+        cells = [f"{run[test]:.0f}" if test in run else "–" for run in runs]
+        lines.append(f"| `{test}` | " + " | ".join(cells) + " |")
+    totals = [f"{sum(run.values()):.0f} ({len(run)} tests)" for run in runs]
+    lines.append("| total | " + " | ".join(totals) + " |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", nargs="+", type=Path, help="JUnit XML files (1 or 2)")
+    parser.add_argument("--top", type=int, default=20)
+    args = parser.parse_args()
+    runs = [durations(path) for path in args.reports]
+    names = [f"{path.name} (s)" for path in args.reports]
+    print("\n".join(table(runs, names, args.top)))
+
+
+if __name__ == "__main__":
+    main()
