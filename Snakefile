@@ -87,29 +87,7 @@ include: "workflow/rules/tables.smk"
 
 
 rule all:
+    # Every table and plot the config makes, the cost table, and the word alignments
+    # (xlsent.config.final_outputs).
     input:
-        "results/tables/tatoeba.csv",
-        "results/plots/tatoeba_groups.png",
-        # The papers' figures the config draws (figures:).
-        figure_plots(),
-        (
-            ["results/tables/ablation.csv"]
-            if config["tables"]["ablation"]["runs"]
-            else []
-        ),
-        # Dual-pivot transfer: when there are dual-pivot runs.
-        ["results/tables/transfer.csv"] if TRANSFER else [],
-        # Sentence retrieval among held-out pairs: when evaluate.retrieval.languages is set.
-        ["results/tables/retrieval.csv"] if retrieval_results() else [],
-        # Word translation: when dictionaries are configured and there are word-vector runs.
-        ["results/tables/bli.csv"] if bli_results() else [],
-        # Bitext mining: when evaluate.bucc.languages names languages to mine.
-        ["results/tables/bucc.csv"] if bucc_results() else [],
-        # MTEB: when evaluate.mteb.tasks names tasks.
-        ["results/tables/mteb.csv"] if mteb_results() else [],
-        "results/tables/cost.csv",
-        expand(
-            "results/align/{aligner}/{lang}/_SUCCESS",
-            aligner=ALIGN["method"],
-            lang=LANGS,
-        ),
+        final_outputs(config),

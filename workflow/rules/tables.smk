@@ -263,7 +263,7 @@ rule tables_retrieval:
     # Sentence retrieval among held-out pairs: one row per run (encoders and word vectors),
     # P@1 per language and direction, group averages; seeds averaged.
     input:
-        results=retrieval_results(),
+        results=RETRIEVAL_RESULTS,
         corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
     output:
         csv=report(
@@ -296,7 +296,7 @@ rule tables_bli:
     # Word translation of the word-vector runs: one row per run, P@1/5/10 by NN and CSLS per
     # language and direction, seeds averaged.
     input:
-        bli_results(),
+        BLI_RESULTS,
     output:
         csv=report(
             "results/tables/bli.csv",
@@ -326,7 +326,7 @@ rule tables_bucc:
     # on the test split (and F1 at the split's own and at the pivot's threshold), seeds
     # averaged.
     input:
-        results=bucc_results(),
+        results=BUCC_RESULTS,
     output:
         csv=report(
             "results/tables/bucc.csv",
@@ -355,7 +355,7 @@ rule tables_mteb:
     # MTEB's main score of each task per run, from MTEB's own result JSON (seeds averaged),
     # and every subset's beside it.
     input:
-        results=list(mteb_results().values()),
+        results=list(MTEB_RESULTS.values()),
     output:
         csv=report(
             "results/tables/mteb.csv",
@@ -378,7 +378,7 @@ rule tables_mteb:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 10 * attempt,
     params:
-        results=[f"{label}={path}" for label, path in mteb_results().items()],
+        results=[f"{label}={path}" for label, path in MTEB_RESULTS.items()],
     shell:
         "xlsent tables-mteb --out {output.csv} --results {params.results} 2> {log}"
 
@@ -387,7 +387,7 @@ rule tables_cost:
     # What each stage and run cost, from every job's benchmark file; after the other tables
     # and plots, so that theirs are counted too.
     input:
-        tables=cost_table_after(),
+        tables=table_outputs(config),
     output:
         csv=report(
             "results/tables/cost.csv",

@@ -12,8 +12,8 @@ and directories the config names (on the machine that plans the run), and `confi
 the settings that run but probably not as meant.
 
 Modules: `schema` (the schema's validation and messages), `checks` (`validate`, `load`),
-`runs` (lookups in a validated config), `outputs` (the sentence sources of the encoder
-evaluations, BLI dictionaries, figures), `paths`
+`runs` (lookups in a validated config), `outputs` (the final outputs and each table's
+results, the sentence sources of the encoder evaluations, BLI dictionaries, figures), `paths`
 (`check_paths`), `warnings` (`config_warnings`).
 """
 
@@ -33,6 +33,13 @@ _HOMES = {
     "Figure": "outputs",
     "VECTOR_TASKS": "outputs",
     "bli_dictionaries": "outputs",
+    "bli_results": "outputs",
+    "bucc_results": "outputs",
+    "final_outputs": "outputs",
+    "mteb_results": "outputs",
+    "mteb_runs": "outputs",
+    "retrieval_results": "outputs",
+    "table_outputs": "outputs",
     "figures": "outputs",
     "vector_source": "outputs",
     "vector_sources": "outputs",

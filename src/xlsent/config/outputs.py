@@ -1,6 +1,8 @@
-"""What the evaluation and the figures read off the config: the sentence sources an encoder
-run's evaluations read vectors of, the BLI test dictionaries and the papers' figures, with
-their defaults resolved."""
+"""What the workflow makes of a config, read off it: the final outputs (`rule all`'s targets:
+the tables, plots and alignments), the results each table gathers, the sentence sources an
+encoder run's evaluations read vectors of, the BLI test dictionaries and the papers' figures,
+with their defaults resolved. Pure functions of a validated config: the rules ask them, and
+unit tests can."""
 
 from __future__ import annotations
 
@@ -10,9 +12,14 @@ from xlsent import languages
 from xlsent.config.runs import (
     BLI_DIRECTIONS,
     ENCODER_METHODS,
+    SENTENCE_ENCODER_METHODS,
+    WORD_VECTOR_METHODS,
     retrieval_languages,
+    run_seeds,
     runs_of,
     tatoeba_languages,
+    train_settings,
+    transfer_pivots,
 )
 from xlsent.errors import ConfigError
 
@@ -161,3 +168,97 @@ def figures(config: dict) -> dict[str, Figure]:
             )
         out[name] = Figure(tuple(runs), tuple(langs))
     return out
+
+
+# -- the results each table gathers, and the final outputs -------------------------------------
+
+
+def _results(config: dict, task: str, methods: tuple[str, ...]) -> list[str]:
+    """`results/eval/{task}/{run}/seed{seed}.parquet` of every run × seed of `methods`."""
+    runs = set(runs_of(config, methods))
+    return [
+        f"results/eval/{task}/{rs.run}/seed{rs.seed}.parquet"
+        for rs in run_seeds(config)
+        if rs.run in runs
+    ]
+
+
+def bucc_results(config: dict) -> list[str]:
+    """Every mining result: sentence-encoder run × seed, when languages are to be mined."""
+    if not config["evaluate"]["bucc"]["languages"]:
+        return []
+    return _results(config, "bucc", SENTENCE_ENCODER_METHODS)
+
+
+def retrieval_results(config: dict) -> list[str]:
+    """Every retrieval result: run × seed, when evaluate.retrieval.languages names any."""
+    if not retrieval_languages(config):
+        return []
+    return _results(config, "retrieval", SENTENCE_ENCODER_METHODS + WORD_VECTOR_METHODS)
+
+
+def bli_results(config: dict) -> list[str]:
+    """Every BLI result: word-vector run × seed × dictionary (language and direction)."""
+    words = set(runs_of(config, WORD_VECTOR_METHODS))
+    return [
+        f"results/eval/bli/{rs.run}/seed{rs.seed}/{d.lang}.{d.direction}.parquet"
+        for rs in run_seeds(config)
+        if rs.run in words
+        for d in bli_dictionaries(config)
+    ]
+
+
+def mteb_runs(config: dict) -> list[str]:
+    """The sentence-encoder runs MTEB evaluates. MTEB names a subset's languages, not each
+    text's (STS17 en-de, Tatoeba kaz-eng): an encoder with language embeddings cannot be told
+    which text is in which language, so its runs are left out (their Tatoeba and BUCC numbers
+    are in those tables)."""
+    encoders = set(runs_of(config, ENCODER_METHODS))
+    return [
+        run
+        for run in runs_of(config, SENTENCE_ENCODER_METHODS)
+        if run not in encoders or not train_settings(config, run, 0)["language_embeddings"]
+    ]
+
+
+def mteb_results(config: dict) -> dict[str, str]:
+    """Every MTEB result directory by `RUN/seedSEED` (the table's labels); none without tasks."""
+    if not config["evaluate"]["mteb"]["tasks"]:
+        return {}
+    runs = set(mteb_runs(config))
+    return {
+        f"{rs.run}/seed{rs.seed}": f"results/eval/mteb/{rs.run}/seed{rs.seed}"
+        for rs in run_seeds(config)
+        if rs.run in runs
+    }
+
+
+def table_outputs(config: dict) -> list[str]:
+    """The tables and plots the config makes: the Tatoeba table and its plot, the papers'
+    figures it draws, and each table whose results it has (what the cost table waits for)."""
+    made = {
+        "results/tables/ablation.csv": config["tables"]["ablation"]["runs"],
+        "results/tables/transfer.csv": transfer_pivots(config),
+        "results/tables/retrieval.csv": retrieval_results(config),
+        "results/tables/bli.csv": bli_results(config),
+        "results/tables/bucc.csv": bucc_results(config),
+        "results/tables/mteb.csv": mteb_results(config),
+    }
+    return [
+        "results/tables/tatoeba.csv",
+        "results/plots/tatoeba_groups.png",
+        *(f"results/plots/{name}.png" for name in figures(config)),
+        *(table for table, results in made.items() if results),
+    ]
+
+
+def final_outputs(config: dict) -> list[str]:
+    """What `snakemake` with no target makes (`rule all`): every table and plot, the cost
+    table, and the word alignments of `align.method` for every language."""
+    langs = languages.resolve(config["languages"])
+    method = config["align"]["method"]
+    return [
+        *table_outputs(config),
+        "results/tables/cost.csv",
+        *(f"results/align/{method}/{lang}/_SUCCESS" for lang in langs),
+    ]

@@ -32,7 +32,7 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
     """Check that the files and directories a validated `config` names exist, as the jobs
     will open them: relative to the working directory, and the files the workflow may ship
     (`corpus.opus.manifest`, BLI dictionaries) relative to `workflow_dir` too, as common.smk's
-    `shipped()` finds them.
+    `shipped` finds them.
 
     Apart from `validate` because the answer depends on the machine: the process that plans
     the run checks (a cluster job's node may not see the login node's paths, nor need them).
@@ -44,7 +44,7 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
     langs = languages.resolve(config["languages"])
     # The corpus source checks what its settings name (xlsent.corpus.sources).
     SOURCES[config["corpus"]["source"]].check(
-        config, langs, shipped=lambda path: str(_shipped(path, workflow_dir))
+        config, langs, shipped=lambda path: str(shipped(path, workflow_dir))
     )
     if config["corpus"]["clean"]["style"] == "dap":
         _check_clean_tokenizer(config)
@@ -71,11 +71,12 @@ def check_paths(config: dict, workflow_dir: str | Path) -> None:
         _check_bli_dictionaries(config, workflow_dir)
 
 
-def _shipped(path: str, workflow_dir: Path) -> Path:
-    """Where the workflow looks for a file it may ship (common.smk's `shipped()`): as given,
-    if it exists there or is absolute, else relative to the workflow."""
+def shipped(path: str, workflow_dir: str | Path) -> Path:
+    """Where the workflow looks for a file of the config that it may ship under resources/:
+    as given, if it exists there or is absolute, else relative to the workflow (so that it is
+    found when Snakemake runs with another --directory)."""
     given = Path(path)
-    return given if given.exists() or given.is_absolute() else workflow_dir / path
+    return given if given.exists() or given.is_absolute() else Path(workflow_dir) / path
 
 
 def _is_local(path: str) -> bool:
@@ -212,7 +213,7 @@ def _check_bli_dictionaries(config: dict, workflow_dir: Path) -> None:
             key += f".{d.direction}"
         if d.kind == "url":
             continue
-        path = _shipped(d.location, workflow_dir)
+        path = shipped(d.location, workflow_dir)
         if d.kind == "muse" and not path.is_file():
             raise ConfigError(
                 f"config key `{key}`: {not_found(path, 'file')}: fix the path, give an "
