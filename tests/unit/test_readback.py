@@ -78,8 +78,8 @@ def test_the_subwords_job_names_a_truncated_training_split(small_corpus, small_t
     """A sample job's train.parquet, cut short: the job reading it names it."""
     train = truncate(Path(shutil.copy(small_corpus["kk"]["train"], tmp_path / "train.parquet")))
     proc = _xlsent(
-        "subwords", "--corpus", train, "--tokenizer", small_tokenizer, "--en-prefix", "",
-        "--xx-prefix", "", "--out", tmp_path / "x",
+        "subwords", "--corpus", f"train={train}", "--tokenizer", small_tokenizer,
+        "--en-prefix", "", "--xx-prefix", "", "--out", f"train={tmp_path / 'x'}",
     )  # fmt: skip
     assert proc.returncode == 2
     line = _one_error_line(proc.stderr)
