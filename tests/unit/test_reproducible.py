@@ -68,9 +68,7 @@ def test_two_runs_at_once_on_two_threads_export_the_same_bytes(
         else {lang: p["train"] for lang, p in small_subwords.items()}
     )
     dev = {lang: p["dev"] for lang, p in small_subwords.items()}
-    runs = [
-        _train(method, train, dev, small_tokenizer, tmp_path / name) for name in ("a", "b")
-    ]
+    runs = [_train(method, train, dev, small_tokenizer, tmp_path / name) for name in ("a", "b")]
     for proc in runs:
         _, stderr = proc.communicate(timeout=600)
         assert proc.returncode == 0, stderr[-3000:]
