@@ -376,6 +376,7 @@ def test_mining_set_command_from_a_tatoeba_folder(tmp_path):
     main(
         [
             *("mining-set", "--from", "tatoeba", "--pairs", f"kk={tatoeba}"),
+            *("--tatoeba-text", "laser"),
             "--settings",
             json.dumps({"distractors": 0.25, "threshold_share": 0.25, "seed": 0}),
             *("--out-dir", str(out), "--stats", str(tmp_path / "stats.json")),
