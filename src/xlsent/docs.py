@@ -6,6 +6,11 @@ default and description, read from ``workflow/schemas/config.schema.yaml``. Each
 document between ``<!-- generated: NAME -->`` and ``<!-- end generated -->``; ``python -m
 xlsent.docs`` rewrites them and ``--check`` fails (naming the document) where one is stale,
 which ``tests/unit/test_docs.py`` runs.
+
+One thing is checked, not generated: the numbers docs/methods.md quotes from docs/results.md
+(`citations`). A quoted number is a link to where results.md states it, ``[0.2 to
+0.3](results.md#NAME)``, and results.md marks it there, ``<a id="NAME">0.2 to 0.3</a>``; both
+commands fail, naming the two, where the texts differ.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 _RULE = re.compile(r"^\s*(?:rule|checkpoint) (\w+):$")
 _SECTION = re.compile(r"^    (\w+):\s*(.*)$")
 _ATTEMPT = re.compile(r"^lambda w(?:ildcards)?, attempt: (.+?) \* attempt$")
+# A number methods.md quotes from results.md, and where results.md states it.
+_CITATION = re.compile(r"\[([−+-]?\d[^\]]*)\]\(results\.md#([\w-]+)\)")
+_STATED = re.compile(r'<a id="([\w-]+)">([^<]*)</a>')
 
 
 def _rule_blocks(text: str) -> Iterator[tuple[str, dict[str, list[str]]]]:
@@ -122,6 +130,26 @@ GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
 }
 
 
+def citations(methods: str, results: str) -> list[str]:
+    """What is wrong with the numbers `methods` (docs/methods.md) quotes from `results`
+    (docs/results.md): each link whose text is a number, `[0.3](results.md#NAME)`, must have
+    that very text where results.md marks NAME, `<a id="NAME">0.3</a>`."""
+    stated = dict(_STATED.findall(results))
+    problems = []
+    for number, name in _CITATION.findall(methods):
+        if name not in stated:
+            problems.append(
+                f"docs/methods.md quotes {number} from results.md#{name}, which marks no "
+                f'number there: write <a id="{name}">{number}</a> where results.md states it'
+            )
+        elif stated[name] != number:
+            problems.append(
+                f"docs/methods.md quotes {number} from results.md#{name}, where "
+                f"docs/results.md says {stated[name]}"
+            )
+    return problems
+
+
 def _replace(text: str, name: str, table: str, doc: str) -> str:
     start, end = f"<!-- generated: {name} -->", "<!-- end generated -->"
     head, found, rest = text.partition(start)
@@ -145,8 +173,12 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(new)
     if args.check and stale:
         print(f"stale: {', '.join(stale)}; run `python -m xlsent.docs`", file=sys.stderr)
-        return 1
-    return 0
+    problems = citations(
+        (ROOT / "docs" / "methods.md").read_text(), (ROOT / "docs" / "results.md").read_text()
+    )
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems or (args.check and stale) else 0
 
 
 if __name__ == "__main__":

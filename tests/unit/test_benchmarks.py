@@ -76,6 +76,24 @@ FIELDS = {
         ],
         "present": ["tatoeba.*.mean"],
     },
+    "align": {
+        "positive": [
+            "speed.*.pairs_per_s",
+            "speed.*.pairs_per_cpu_s",
+            "wspalign_precision.fp32_seconds",
+            "wspalign_precision.bf16_seconds",
+            "wspalign_precision.candidate_links",
+        ],
+        "present": [
+            "quality.*.aer",
+            "wspalign_precision.links_fp32",
+            "wspalign_precision.links_bf16",
+            "wspalign_precision.links_agreement",
+            "wspalign_precision.score_abs_diff_mean",
+            "wspalign_precision.score_abs_diff_max",
+            "wspalign_precision.spans_moved",
+        ],
+    },
     "l10n_quality": {
         "positive": ["training.*.train_wall_s", "training.*.train_cpu_s", "dev_curves.*.*.cpu_min"],
         "present": ["training.*.best_dev_p1", "dev_curves.*.*.dev_p1"],

@@ -382,7 +382,7 @@ def test_cli_trains_and_evaluates(binary, l10n_de, tmp_path) -> None:
         (tatoeba_dir / f"tatoeba.deu-eng.{name}").write_text(lines, encoding="utf-8")
     xlsent(
         *("bisent2vec-eval-tatoeba", "--model", str(model), "--dir", str(tatoeba_dir)),
-        *("--langs", "de"),
+        *("--langs", "de", "--tatoeba-text", "laser"),
         *("--idf-words", str(l10n_de["words"]), "--run", "b2v", "--seed", "0"),
         *("--out", str(tmp_path / "tatoeba.parquet")),
     )

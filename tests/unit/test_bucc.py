@@ -20,7 +20,7 @@ from xlsent.corpus.clean import CORPUS_SCHEMA
 from xlsent.corpus.sample import SampleConfig, sample
 from xlsent.evaluate import bucc, mining_set
 from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, write_split
-from xlsent.evaluate.mining import MiningSettings
+from xlsent.evaluate.mining import MiningSettings, best_threshold
 from xlsent.io import parquet_writer
 from xlsent.tables import (
     bucc_lowered,
@@ -257,6 +257,33 @@ def test_a_sentence_with_several_ids_is_left_out_as_laser_does(tmp_path):
     assert mined.gold == 2
 
 
+def test_a_repeated_sentence_is_mined_on_every_line_with_keep_as_dap_does():
+    # de-2 repeats de-0's text "eins 0" (x0); en-0..2 are y0..y2; gold de-0–en-0 and
+    # de-1–en-1; k = 2. Cosines of the lines (x0, x1, x0) with (y0, y1, y2):
+    #   de-0 .8 .4 .1 | de-1 .3 .7 .5 | de-2 .8 .4 .1
+    # keep (DAP's eval_bucc.py, mSimCSE's): neighbourhood means, foreign .6, .6, .6; English
+    # y0 (.8 + .8) / 2 = .8 (x0 twice among its two nearest), y1 (.7 + .4) / 2 = .55, y2 .3.
+    # de-1–en-1: .7 / ((.6 + .55) / 2) = 1.217391, de-0–en-0: .8 / ((.6 + .8) / 2) = 1.142857
+    # (de-2–en-0 ties with it and comes second: en-0 is taken); de-1–en-2 (1.111111) loses
+    # de-1 to en-1. Both gold pairs are found: F1 100.
+    # drop (LASER's, XTREME's): x0 once among the neighbours (y0's mean .55, so x0–y0 scores
+    # 1.391304), then left out as "eins 0" has two ids: de-1–en-1 alone, F1 2·1 / (1 + 2).
+    split = example_split("de", "sample", [0, 1])
+    split = BuccSplit(**{**split.__dict__, "xx": ["eins 0", "eins 1", "eins 0"]})
+    kept = bucc.mine_split(encode, split, MiningSettings(k=2, repeated="keep"))
+    assert kept.scores.round(6).tolist() == [1.217391, 1.142857]
+    assert kept.correct.tolist() == [True, True]
+    dropped = bucc.mine_split(encode, split, K2)
+    assert dropped.scores.round(6).tolist() == [1.217391]
+    assert dropped.correct.tolist() == [True]
+    assert kept.gold == dropped.gold == 2
+    f1 = {
+        name: best_threshold(mined.scores, mined.correct, mined.gold).f1
+        for name, mined in (("keep", kept), ("drop", dropped))
+    }
+    assert f1 == {"keep": pytest.approx(100.0), "drop": pytest.approx(200 / 3)}
+
+
 def test_every_split_is_read_before_anything_is_encoded(tmp_path):
     write_split(example_split("de", "sample", [0, 1, 2]), tmp_path)
 
@@ -349,6 +376,7 @@ def test_mining_set_command_from_a_tatoeba_folder(tmp_path):
     main(
         [
             *("mining-set", "--from", "tatoeba", "--pairs", f"kk={tatoeba}"),
+            *("--tatoeba-text", "laser"),
             "--settings",
             json.dumps({"distractors": 0.25, "threshold_share": 0.25, "seed": 0}),
             *("--out-dir", str(out), "--stats", str(tmp_path / "stats.json")),

@@ -86,10 +86,13 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ("tables_bli", "{input}"): ["b2v/seed0/de.en2xx.parquet"],
     ("tables_cost", "{input.tables}"): ["results/tables/tatoeba.csv results/plots/bars.png"],
     ("encode", "{params.sentences}"): [
-        "--dir results/demo/tatoeba --langs de kk",
+        "--dir results/demo/tatoeba --langs de kk --tatoeba-text laser",
         "--pairs de=results/corpus/de/mining.parquet kk=results/corpus/kk/mining.parquet",
         "--dir results/data/bucc2018 --langs de fr --splits sample training",
     ],
+    ("eval_retrieval", "{params.tatoeba}"): ["", "--tatoeba-text dap"],
+    ("eval_retrieval_bisent2vec", "{params.tatoeba}"): ["", "--tatoeba-text dap"],
+    ("mining_set", "{params.tatoeba}"): ["", "--tatoeba-text laser"],
     ("eval_mteb", "{params.args}"): [
         "",
         "--tatoeba-dir results/data/tatoeba",
@@ -98,7 +101,11 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
 }
 
 # Flags that carry a setting under another name than its schema key.
-SETTING_ALIASES = {"langs": "languages", "sentences": "tokenizer_sentences"}
+SETTING_ALIASES = {
+    "langs": "languages",
+    "sentences": "tokenizer_sentences",
+    "tatoeba_text": "text",
+}
 
 # Setting flags the rules pass in some configurations only: no default either (the schema
 # has it), but not required; the handler checks what its use needs (xlsent.arguments.require).
@@ -118,6 +125,10 @@ CONDITIONAL = {
     ("encode", "langs"): "the languages: source tatoeba or bucc2018",
     ("encode", "splits"): "BUCC 2018's splits: source bucc2018",
     ("encode", "pairs"): "the held-out splits: source mining",
+    ("encode", "tatoeba_text"): "evaluate.tatoeba.text: source tatoeba",
+    ("eval-retrieval", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
+    ("bisent2vec-eval-retrieval", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
+    ("mining-set", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
 }
 
 _HEADER = re.compile(r"^\s*(?:rule|checkpoint)\s+(\w+):")

@@ -16,8 +16,9 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def _anchors(path: Path) -> set[str]:
-    """GitHub's heading anchors: lowercase, punctuation dropped, spaces to hyphens."""
-    anchors = set()
+    """GitHub's heading anchors (lowercase, punctuation dropped, spaces to hyphens) and the
+    `<a id="...">` that mark a number methods.md quotes (`xlsent.docs.citations`)."""
+    anchors = set(re.findall(r'<a id="([\w-]+)">', path.read_text()))
     for line in path.read_text().splitlines():
         if line.startswith("#") and not line.startswith("#!"):
             title = line.lstrip("#").strip().lower()
@@ -33,6 +34,8 @@ def test_a_stale_table_is_named(tmp_path, monkeypatch):
     doc = tmp_path / "docs" / "cluster.md"
     doc.parent.mkdir()
     doc.write_text("# x\n\n<!-- generated: rules -->\n| old |\n<!-- end generated -->\ntail\n")
+    (tmp_path / "docs" / "methods.md").write_text("[0.3](results.md#gain)\n")
+    (tmp_path / "docs" / "results.md").write_text('a gain of <a id="gain">0.3</a>\n')
     (tmp_path / "docs" / "configuration.md").write_text(
         f"<!-- generated: config -->\n{docs.config_reference()}\n<!-- end generated -->\n"
     )
@@ -42,6 +45,48 @@ def test_a_stale_table_is_named(tmp_path, monkeypatch):
     text = doc.read_text()
     assert "| `train` | train.smk |" in text and "| old |" not in text
     assert text.endswith("<!-- end generated -->\ntail\n")
+
+
+def test_the_numbers_methods_quotes_are_those_results_states():
+    methods = (ROOT / "docs" / "methods.md").read_text()
+    results = (ROOT / "docs" / "results.md").read_text()
+    quoted = re.findall(r"\]\(results\.md#((?:wacse-negatives|simalign-aer)-\w+)\)", methods)
+    assert sorted(quoted) == [
+        "simalign-aer-de",
+        "simalign-aer-fr",
+        "wacse-negatives-dev",
+        "wacse-negatives-tatoeba",
+    ]
+    assert docs.citations(methods, results) == []
+    # Issue 38: methods.md had WACSE's per-pass negatives 0.4 below on Tatoeba, results.md 0.3.
+    wrong = methods.replace(
+        "[0.2 to 0.3](results.md#wacse-negatives-tatoeba)",
+        "[0.4](results.md#wacse-negatives-tatoeba)",
+    )
+    assert docs.citations(wrong, results) == [
+        "docs/methods.md quotes 0.4 from results.md#wacse-negatives-tatoeba, where "
+        "docs/results.md says 0.2 to 0.3"
+    ]
+    unmarked = results.replace('<a id="simalign-aer-fr">0.071</a>', "0.071")
+    assert docs.citations(methods, unmarked) == [
+        "docs/methods.md quotes 0.071 from results.md#simalign-aer-fr, which marks no number "
+        'there: write <a id="simalign-aer-fr">0.071</a> where results.md states it'
+    ]
+
+
+def test_a_misquoted_number_fails_the_check(tmp_path, monkeypatch, capsys):
+    (tmp_path / "docs").mkdir()
+    for doc, (name, make) in docs.GENERATED.items():
+        (tmp_path / doc).write_text(
+            f"<!-- generated: {name} -->\n{make()}\n<!-- end generated -->\n"
+        )
+    (tmp_path / "docs" / "methods.md").write_text("TR leads by [0.4](results.md#gain).\n")
+    (tmp_path / "docs" / "results.md").write_text('TR leads by <a id="gain">0.3</a>.\n')
+    monkeypatch.setattr(docs, "ROOT", tmp_path)
+    assert docs.main(["--check"]) == 1
+    assert (
+        "quotes 0.4 from results.md#gain, where docs/results.md says 0.3" in capsys.readouterr().err
+    )
 
 
 def test_the_rule_table_lists_every_rule_snakemake_knows(tmp_path):

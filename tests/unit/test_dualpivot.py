@@ -336,6 +336,20 @@ def test_the_paper_config_trains_by_the_authors_schedule_and_the_small_ones_do_n
         assert settings["steps"] == steps < settings["steps_per_epoch"]
 
 
+def test_the_loss_comparison_config_differs_in_the_criterion_alone():
+    """resources/pretrained/dualpivot-loss.yaml (issue 38): the paper's hinge against the
+    authors' criterion, two heads alike but for `hinge`, the first the very run of
+    resources/pretrained/config.yaml (same settings: in its directory, reused)."""
+    config = load(ROOT / "resources" / "pretrained" / "dualpivot-loss.yaml", SCHEMA)
+    paper = dualpivot_settings(config, "dualpivot-sup", 42)
+    code = dualpivot_settings(config, "dualpivot-sup-code", 42)
+    assert paper["hinge"] is True and code["hinge"] is False
+    assert [key for key in paper if paper[key] != code[key]] == ["hinge"]
+    assert (paper["steps"], paper["negatives"], paper["margin"]) == (2000, 1, 0.0)
+    pretrained = load(ROOT / "resources" / "pretrained" / "config.yaml", SCHEMA)
+    assert dualpivot_settings(pretrained, "dualpivot-sup", 42) == paper
+
+
 @pytest.mark.parametrize(
     ("block", "key"),
     [

@@ -384,7 +384,7 @@ def test_tatoeba_tokens_figure(small_corpus, models, tmp_path, monkeypatch):
     xx, en = _tatoeba(tmp_path, small_corpus["kk"]["dev"], "kk", 30)
     drawn = _capture_panels(monkeypatch)
     record = fig.tatoeba_tokens_figure(
-        models, tmp_path, ["kk"], 7, 5, MAX_LENGTH, tmp_path / "t.png", tmp_path / "t.json"
+        models, tmp_path, ["kk"], "laser", 7, 5, MAX_LENGTH, tmp_path / "t.png", tmp_path / "t.json"
     )
     assert json.loads((tmp_path / "t.json").read_text()) == record
     lines = record["lines"]["kk"]
@@ -393,6 +393,7 @@ def test_tatoeba_tokens_figure(small_corpus, models, tmp_path, monkeypatch):
         {"tr": models["tr"]},
         tmp_path,
         ["kk"],
+        "laser",
         7,
         5,
         MAX_LENGTH,

@@ -196,6 +196,7 @@ def test_the_encoder_command_retrieves_with_the_encoders_vectors(tmp_path):
         main(
             [
                 *("encode", "--source", "tatoeba", "--dir", str(tmp_path), "--langs", "de"),
+                *("--tatoeba-text", "laser"),
                 *("--model", str(model), "--threads", "1", "--out", str(vectors)),
                 "--encoding",
                 json.dumps({"max_length": 16, "batch_size": 2, "device": "cpu"}),
@@ -206,6 +207,7 @@ def test_the_encoder_command_retrieves_with_the_encoders_vectors(tmp_path):
     main(
         [
             *("eval-retrieval", "--from", "tatoeba", "--pairs", f"de={tmp_path}"),
+            *("--tatoeba-text", "laser"),
             *("--vectors", str(vectors), "--run", "tr", "--seed", "42", "--out", str(out)),
         ]
     )

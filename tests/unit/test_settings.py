@@ -31,7 +31,7 @@ from xlsent.config import (
 from xlsent.config.runs import settings_object
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
-from xlsent.evaluate import EncodingSettings
+from xlsent.evaluate import TATOEBA_TEXTS, EncodingSettings
 from xlsent.evaluate.bli import SplitSettings
 from xlsent.evaluate.mining_set import MiningSetSettings
 from xlsent.models.encoder import SHAPE_KEYS
@@ -275,3 +275,9 @@ def test_an_alignment_job_names_an_unknown_setting(tmp_path, caplog):
         main([*argv, "--settings", json.dumps({**settings, "gpus": 1})])
     assert stopped.value.code == 2
     assert "unknown align.wspalign setting 'gpus'" in caplog.text
+
+
+def test_the_tatoeba_texts_are_the_schemas():
+    """`--tatoeba-text`'s choices, which every command reading the Tatoeba files offers, are
+    the schema's `evaluate.tatoeba.text`."""
+    assert list(TATOEBA_TEXTS) == _block("evaluate.tatoeba")["text"]["enum"]

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 from support import SHARED
 
-from xlsent.evaluate.tatoeba import TatoebaError, evaluate, fetch, read_pairs, tatoeba_files
+from xlsent.evaluate.tatoeba import (
+    TatoebaError,
+    dap_text,
+    evaluate,
+    fetch,
+    read_pairs,
+    tatoeba_files,
+)
 
 TATOEBA = SHARED / "tatoeba" / "v1"
 needs_tatoeba = pytest.mark.skipif(
@@ -45,6 +52,51 @@ def test_worked_example(tmp_path):
         ("kk", "mean", "accuracy", 3),
     ]
     assert [r["value"] for r in rows] == pytest.approx([200 / 3, 100 / 3, 50.0])
+
+
+def test_dap_text_removes_the_quotes_after_stripping_the_line():
+    # DAP's gen_tatoeba_pair.py: strip(), tab → space, then every `"` removed; the spaces
+    # beside a quote stay, typographic quotes too.
+    assert dap_text('"Wer ist es?" "Es ist deine Mutter."') == "Wer ist es? Es ist deine Mutter."
+    assert dap_text(' "Vertraue mir",\tsagte er. ') == "Vertraue mir, sagte er."
+    assert dap_text('อย่าทำเป็น " หมาหวงก้าง "') == "อย่าทำเป็น  หมาหวงก้าง "
+    assert (
+        dap_text("„Was ist los?“ fragte das Kaninchen.") == "„Was ist los?“ fragte das Kaninchen."
+    )
+
+
+def test_the_text_is_one_of_the_schemas(tmp_path):
+    write_laser(tmp_path, "kaz", ['"Сәлем!"'], ['"Hello!"'])
+    assert read_pairs(tmp_path, "kk") == (['"Сәлем!"'], ['"Hello!"'])
+    assert read_pairs(tmp_path, "kk", "dap") == (["Сәлем!"], ["Hello!"])
+    with pytest.raises(ValueError, match="text is one of laser, dap, not 'xtreme'"):
+        read_pairs(tmp_path, "kk", "xtreme")
+
+
+@needs_tatoeba
+@pytest.mark.shared
+def test_dap_text_of_real_lines_loses_its_ascii_quotes_only():
+    laser_xx, laser_en = read_pairs(TATOEBA, "de")
+    xx, en = read_pairs(TATOEBA, "de", text="dap")
+    # Line 261 of tatoeba.deu-eng.*, quoted on both sides.
+    assert (laser_xx[260], laser_en[260]) == (
+        '"Wer ist es?" "Es ist deine Mutter."',
+        '"Who is it?" "It\'s your mother."',
+    )
+    assert (xx[260], en[260]) == (
+        "Wer ist es? Es ist deine Mutter.",
+        "Who is it? It's your mother.",
+    )
+    # Line 259: German's typographic quotes are not ASCII quotes; the English ones go.
+    assert (xx[258], en[258]) == (
+        "„Wer rastet, der rostet“ ist ein Sprichwort.",
+        "A rolling stone gathers no moss is a proverb.",
+    )
+    # Every other line is read as it stands: the files hold no tab and no space at an end.
+    before, after = laser_xx + laser_en, xx + en
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+    assert changed == [i for i, line in enumerate(before) if '"' in line]
+    assert len(changed) == 32 + 44  # German lines and English lines with a `"`
 
 
 def test_all_files_checked_before_encoding(tmp_path):

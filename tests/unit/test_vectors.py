@@ -49,7 +49,7 @@ def test_each_languages_sentences_are_kept_once_in_order_of_first_appearance():
 def test_a_tatoeba_source_holds_every_language_once_and_english_once(tmp_path):
     write_laser(tmp_path, "deu", ["Hallo", "Danke", "Hallo"], ["Hello", "Thanks", "Hi"])
     write_laser(tmp_path, "kaz", ["Сәлем", "Рақмет"], ["Hello", "Thank you"])
-    assert vectors.tatoeba_sentences(tmp_path, ["de", "kk"]) == {
+    assert vectors.tatoeba_sentences(tmp_path, ["de", "kk"], "laser") == {
         "de": ["Hallo", "Danke"],
         "en": ["Hello", "Thanks", "Hi", "Thank you"],
         "kk": ["Сәлем", "Рақмет"],
@@ -128,7 +128,9 @@ def test_stored_vectors_give_the_tatoeba_retrieval_and_mining_rows_of_the_encode
     )
     path = tmp_path / "tatoeba.arrow"
     vectors.write(
-        path, vectors.encode_sentences(ngrams, vectors.tatoeba_sentences(tmp_path, ["de"])), {}
+        path,
+        vectors.encode_sentences(ngrams, vectors.tatoeba_sentences(tmp_path, ["de"], "laser")),
+        {},
     )
     stored = SentenceVectors.read(path)
     assert tatoeba.evaluate(stored, tmp_path, ["de"]) == tatoeba.evaluate(ngrams, tmp_path, ["de"])
@@ -182,6 +184,7 @@ def test_the_encode_command_records_the_model_it_read(tmp_path):
         main(
             [
                 *("encode", "--source", "tatoeba", "--dir", str(tmp_path), "--langs", "de"),
+                *("--tatoeba-text", "laser"),
                 *("--model", str(model), "--threads", "1", "--out", str(out)),
                 *("--encoding", json.dumps({"max_length": 16, "batch_size": 2, "device": "cpu"})),
             ]
@@ -205,7 +208,110 @@ def test_the_encode_command_records_the_model_it_read(tmp_path):
     main(
         [
             *("eval-tatoeba", "--vectors", str(out), "--dir", str(tmp_path), "--langs", "de"),
+            *("--tatoeba-text", "laser"),
             *("--run", "tr", "--seed", "42", "--out", str(out_rows)),
         ]
     )
     assert pl.read_parquet(out_rows)["n"].to_list() == [2, 2, 2]
+
+
+# Real pairs of tatoeba.deu-eng.* (lines 44, 57, 179, 213, 254, 259, 261, 263, 268, 269):
+# ASCII quotes on one side or both, German's typographic ones.
+QUOTED = [
+    ('Das Passwort ist "Muiriel".', 'The password is "Muiriel".'),
+    (
+        'Es ist eine schwere Aufgabe, zwischen "richtig" und "falsch" zu unterscheiden, aber man '
+        "muss es tun.",
+        'It is a difficult task, choosing what is "right" or "wrong", but you have to do it.',
+    ),
+    (
+        'Ich hätte nicht gedacht, dass ich eines Tages bei Wikipedia "Viagra" nachschauen würde.',
+        'I wouldn\'t have thought I would someday look up "Viagra" in Wikipedia.',
+    ),
+    (
+        '"Daran habe ich nie gedacht", sagte der alte Mann. "Was sollen wir tun?"',
+        '"I have never thought about it", said the old man. "What should we do?"',
+    ),
+    (
+        'Hör auf, mich als einen "normalen" Menschen anzusehen!',
+        'Stop seeing me as a "normal" person!',
+    ),
+    (
+        "„Wer rastet, der rostet“ ist ein Sprichwort.",
+        '"A rolling stone gathers no moss" is a proverb.',
+    ),
+    ('"Wer ist es?" "Es ist deine Mutter."', '"Who is it?" "It\'s your mother."'),
+    (
+        "„Was ist los?“ fragte das kleine weiße Kaninchen.",
+        '"What\'s the matter?" asked the little white rabbit.',
+    ),
+    ('"Vertraue mir", sagte er.', '"Trust me," he said.'),
+    ('"Danach habe ich gesucht", erklärte er.', '"This is what I was looking for!" he exclaimed.'),
+]
+
+
+def test_every_job_reads_the_tatoeba_text_the_encode_job_stored(tmp_path):
+    """`evaluate.tatoeba.text: dap` as the rules pass it: the encode job stores DAP's texts
+    (no ASCII quotes), and the Tatoeba evaluation, the retrieval and the mining set built
+    from the files read those very texts, so no lookup misses. Read otherwise, the lines are
+    not in the file, which the lookup names."""
+    import torch
+
+    model = save_tiny_model(tmp_path / "model")
+    data = tmp_path / "tatoeba"
+    data.mkdir()
+    write_laser(data, "deu", [xx for xx, _ in QUOTED], [en for _, en in QUOTED])
+    out = tmp_path / "tatoeba.arrow"
+    text = ("--tatoeba-text", "dap")
+    threads = torch.get_num_threads()  # the command sets the process's (its job's) threads
+    try:
+        main(
+            [
+                *("encode", "--source", "tatoeba", "--dir", str(data), "--langs", "de", *text),
+                *("--model", str(model), "--threads", "1", "--out", str(out)),
+                *("--encoding", json.dumps({"max_length": 32, "batch_size": 4, "device": "cpu"})),
+            ]
+        )
+    finally:
+        torch.set_num_threads(threads)
+    stored = SentenceVectors.read(out)
+    assert ("de", "Wer ist es? Es ist deine Mutter.") in stored.rows
+    assert ("de", "„Wer rastet, der rostet“ ist ein Sprichwort.") in stored.rows
+    assert not [key for key in stored.rows if '"' in key[1]]
+    run = ("--vectors", str(out), "--run", "tr", "--seed", "42")
+    main(
+        [
+            "eval-tatoeba",
+            "--dir",
+            str(data),
+            "--langs",
+            "de",
+            *text,
+            *run,
+            "--out",
+            str(tmp_path / "t.parquet"),
+        ]
+    )
+    pairs = ("--from", "tatoeba", "--pairs", f"de={data}", *text)
+    main(["eval-retrieval", *pairs, *run, "--out", str(tmp_path / "r.parquet")])
+    settings = {"distractors": 0.2, "threshold_share": 0.5, "seed": 0}
+    mining = tmp_path / "mining"
+    main(
+        [
+            *("mining-set", *pairs, "--settings", json.dumps(settings)),
+            *("--out-dir", str(mining), "--stats", str(tmp_path / "mining.json")),
+        ]
+    )
+    main(
+        [
+            *("eval-bucc", "--dir", str(mining), "--langs", "de", "--threshold-split", "dev"),
+            *("--test-split", "test", "--pivot", "none", "--settings", json.dumps({"k": 2})),
+            *run,
+            *("--threads", "1", "--out", str(tmp_path / "b.parquet")),
+        ]
+    )
+    for name, n in (("t", 10), ("r", 10)):
+        assert pl.read_parquet(tmp_path / f"{name}.parquet")["n"].to_list() == [n] * 3
+    assert pl.read_parquet(tmp_path / "b.parquet")["n"].to_list() == [4] * 12
+    with pytest.raises(VectorsError, match="holds no vector of the de sentence"):
+        tatoeba.evaluate(stored, data, ["de"], "laser")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import torch
+from support import ROOT
 from torch import nn
 from transformers import (
     AutoTokenizer,
@@ -28,6 +29,7 @@ from xlsent.align.wspalign import (
     decode_spans,
     question,
 )
+from xlsent.config import aligner_settings, load
 from xlsent.tokenize import word_offsets, word_tokenizer
 
 
@@ -354,6 +356,25 @@ def test_batching_gives_the_links_of_one_pair_at_a_time(tokenizer, tiny_qa, real
         for got, want in zip(batched, alone, strict=True):
             assert got.status is None
             assert got.links == pytest.approx(want.links, rel=1e-4)
+
+
+def test_bf16_acts_on_cuda_and_the_paper_config_aligns_in_fp32(tokenizer, tiny_qa, real_pairs):
+    """`precision: bf16` autocasts on CUDA only: on a CPU both settings compute in fp32 and
+    give the same links. The paper config aligns as WSPAlign.InferEval's pipeline does, in
+    fp32, whose scores WACSE's threshold was set on (issue 38)."""
+    cfg = {"combine": "union", "threshold": 0.0, "device": "cpu"}
+    links = {
+        precision: [
+            aligned.links
+            for aligned in WSPAligner(
+                tiny_qa, tokenizer, WSPAlignConfig(precision=precision, **cfg)
+            ).align(real_pairs)
+        ]
+        for precision in ("fp32", "bf16")
+    }
+    assert links["bf16"] == links["fp32"]
+    config = load(ROOT / "config.yaml", ROOT / "workflow/schemas/config.schema.yaml")
+    assert aligner_settings(config, "wspalign")["precision"] == "fp32"
 
 
 def test_skipped_pairs_get_a_status_and_leave_the_others_alone(tokenizer, tiny_qa, real_pairs):

@@ -430,8 +430,9 @@ def encode_args(wildcards, input):
     if wildcards.source == "mining":
         return f"--pairs {lang_args(MINING_PAIRS, langs)}"
     if wildcards.source == "tatoeba":
+        directory = str(Path(input.sentences[0]).parent)
         return shlex.join(
-            ["--dir", str(Path(input.sentences[0]).parent), "--langs", *langs]
+            ["--dir", directory, "--langs", *langs, "--tatoeba-text", TATOEBA["text"]]
         )
     return shlex.join(
         [
@@ -721,6 +722,13 @@ def mining_set_pairs(wildcards):
 RETRIEVAL = config["evaluate"]["retrieval"]
 RETRIEVAL_LANGS = retrieval_languages(config)
 RETRIEVAL_GROUPS = retrieval_groups(config)
+
+
+def tatoeba_text_args(source):
+    """`--tatoeba-text` of a job that reads held-out pairs from `source` (corpus or tatoeba):
+    the Tatoeba files are read as every other job reads them (evaluate.tatoeba.text), and a
+    job reading the corpus's pairs gets nothing, so that the setting reruns it not."""
+    return f"--tatoeba-text {TATOEBA['text']}" if source == "tatoeba" else ""
 
 
 def retrieval_pair_files():

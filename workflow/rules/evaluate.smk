@@ -82,10 +82,11 @@ rule eval_tatoeba:
     params:
         dir=lambda w, input: Path(input.data[0]).parent,
         langs=EVAL_LANGS,
+        text=TATOEBA["text"],
     shell:
         "xlsent eval-tatoeba --vectors {input.vectors} --dir {params.dir}"
-        " --langs {params.langs} --run {wildcards.run} --seed {wildcards.seed}"
-        " --out {output} 2> {log}"
+        " --langs {params.langs} --tatoeba-text {params.text} --run {wildcards.run}"
+        " --seed {wildcards.seed} --out {output} 2> {log}"
 
 
 rule eval_tatoeba_bisent2vec:
@@ -115,11 +116,12 @@ rule eval_tatoeba_bisent2vec:
     params:
         dir=lambda w, input: Path(input.data[0]).parent,
         langs=BISENT2VEC_EVAL_LANGS,
+        text=TATOEBA["text"],
         args=bisent2vec_eval_args,
     shell:
         "xlsent bisent2vec-eval-tatoeba {params.args} --dir {params.dir}"
-        " --langs {params.langs} --run {wildcards.run} --seed {wildcards.seed}"
-        " --out {output} 2> {log}"
+        " --langs {params.langs} --tatoeba-text {params.text} --run {wildcards.run}"
+        " --seed {wildcards.seed} --out {output} 2> {log}"
 
 
 rule eval_retrieval:
@@ -147,8 +149,9 @@ rule eval_retrieval:
     params:
         source=RETRIEVAL["from"],
         pairs=retrieval_pairs,
+        tatoeba=tatoeba_text_args(RETRIEVAL["from"]),
     shell:
-        "xlsent eval-retrieval --from {params.source} --pairs {params.pairs}"
+        "xlsent eval-retrieval --from {params.source} --pairs {params.pairs} {params.tatoeba}"
         " --vectors {input.vectors} --run {wildcards.run} --seed {wildcards.seed}"
         " --out {output} 2> {log}"
 
@@ -180,13 +183,14 @@ rule eval_retrieval_bisent2vec:
     params:
         source=RETRIEVAL["from"],
         pairs=retrieval_pairs,
+        tatoeba=tatoeba_text_args(RETRIEVAL["from"]),
         models=retrieval_models,
         # The words the idf is counted on: the training split, as the Tatoeba tf-idf's.
         idf=lang_args(BISENT2VEC_IDF_WORDS, RETRIEVAL_LANGS),
     shell:
         "xlsent bisent2vec-eval-retrieval --models {params.models} --idf {params.idf}"
-        " --from {params.source} --pairs {params.pairs} --run {wildcards.run}"
-        " --seed {wildcards.seed} --out {output} 2> {log}"
+        " --from {params.source} --pairs {params.pairs} {params.tatoeba}"
+        " --run {wildcards.run} --seed {wildcards.seed} --out {output} 2> {log}"
 
 
 rule bli_dictionary:
@@ -344,10 +348,11 @@ rule mining_set:
     params:
         source=BUCC_HELDOUT["from"],
         pairs=mining_set_pairs,
+        tatoeba=tatoeba_text_args(BUCC_HELDOUT["from"]),
         settings=as_json(program_settings("evaluate.bucc.heldout", BUCC_HELDOUT)),
         out_dir=lambda w, output: bucc_dir(output),
     shell:
-        "xlsent mining-set --from {params.source} --pairs {params.pairs}"
+        "xlsent mining-set --from {params.source} --pairs {params.pairs} {params.tatoeba}"
         " --settings {params.settings:q} --out-dir {params.out_dir} --stats {output.stats}"
         " 2> {log}"
 

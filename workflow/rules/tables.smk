@@ -249,12 +249,14 @@ if "tatoeba_tokens" in FIGURES:
             langs=list(FIGURES["tatoeba_tokens"].langs),
             models=figure_model_args("tatoeba_tokens"),
             dir=lambda w, input: Path(input.data[0]).parent,
+            text=TATOEBA["text"],
             pairs=config["figures"]["tatoeba_tokens"]["pairs"],
             seed=config["figures"]["seed"],
             max_length=figure_max_length("tatoeba_tokens"),
         shell:
             "xlsent figure-tatoeba-tokens --models {params.models} --dir {params.dir}"
-            " --langs {params.langs} --pairs {params.pairs} --seed {params.seed}"
+            " --langs {params.langs} --tatoeba-text {params.text} --pairs {params.pairs}"
+            " --seed {params.seed}"
             " --max-length {params.max_length} --threads {threads} --out {output.png}"
             " --stats {output.stats} 2> {log}"
 

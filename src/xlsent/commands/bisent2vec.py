@@ -7,7 +7,12 @@ import json
 from pathlib import Path
 
 from xlsent.commands import Subparsers, lang_paths, log, require
-from xlsent.commands.evaluate import add_held_out_arguments, log_tatoeba_means, retrieval_pairs
+from xlsent.commands.evaluate import (
+    add_held_out_arguments,
+    add_tatoeba_text_argument,
+    log_tatoeba_means,
+    retrieval_pairs,
+)
 from xlsent.io import write_json
 
 
@@ -107,6 +112,7 @@ def _add_bisent2vec_eval_tatoeba(sub: Subparsers) -> None:
     model.add_argument("--models", nargs="+", help="LANG=DIR: a model per language pair")
     p.add_argument("--dir", required=True)
     p.add_argument("--langs", nargs="+", required=True)
+    add_tatoeba_text_argument(p)
     p.add_argument("--idf-words", nargs="*", help="held-out words Parquet files: tf-idf weights")
     p.add_argument("--idf", nargs="*", help="with --models: LANG=PATH, held-out words for idf")
     p.add_argument("--run", required=True)
@@ -124,7 +130,9 @@ def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
         model = SentenceModel.load(args.model)
         foreign = next(lang for lang in model.langs if lang != "en")
         idf = model.pair_idf(args.idf_words, foreign) if args.idf_words else None
-        rows = tatoeba.evaluate(model.text_encoder(idf), Path(args.dir), args.langs)
+        rows = tatoeba.evaluate(
+            model.text_encoder(idf), Path(args.dir), args.langs, args.tatoeba_text
+        )
     else:
         # One model per language pair (the workflow's layout): each language evaluated with
         # its own model, its idf from its own held-out words.
@@ -135,7 +143,7 @@ def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
         rows = []
         for lang in args.langs:
             encode = pair_encoder(models[lang], lang, idf_words.get(lang))
-            rows += tatoeba.evaluate(encode, Path(args.dir), [lang])
+            rows += tatoeba.evaluate(encode, Path(args.dir), [lang], args.tatoeba_text)
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
     log_tatoeba_means(rows)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from xlsent.commands import Subparsers, lang_paths, log, require, resolve_device
 from xlsent.config.runs import settings_object
-from xlsent.evaluate import EncodingSettings
+from xlsent.evaluate import TATOEBA_TEXTS, EncodingSettings
 from xlsent.io import write_json
 
 
@@ -79,6 +79,19 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, required=True)
 
 
+def add_tatoeba_text_argument(p: argparse.ArgumentParser, when: str = "") -> None:
+    """How a line of the Tatoeba files is read (`evaluate.tatoeba.text`): every job that
+    reads them is passed the one setting, so that the encode job stores each vector under
+    the text the evaluations look it up by."""
+    p.add_argument(
+        "--tatoeba-text",
+        choices=TATOEBA_TEXTS,
+        required=not when,
+        help="how a Tatoeba line is read: laser (as it stands) or dap (DAP's quotes removed)"
+        + (f"; {when}" if when else ""),
+    )
+
+
 def _add_vectors_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--vectors", required=True, help="the run's sentence vectors of the source (xlsent encode)"
@@ -101,6 +114,7 @@ def _add_encode(sub: Subparsers) -> None:
     p.add_argument("--langs", nargs="+", help="tatoeba, bucc2018: the languages")
     p.add_argument("--splits", nargs="+", help="bucc2018: the splits")
     p.add_argument("--pairs", nargs="+", help="mining: LANG=PATH of each held-out split")
+    add_tatoeba_text_argument(p, "tatoeba")
     _add_encoder_arguments(p)
     p.add_argument("--out", required=True, help="the vector file (Arrow IPC)")
     p.set_defaults(handler=encode)
@@ -113,8 +127,8 @@ def encode(args: argparse.Namespace) -> None:
     encoding = _encoding(args)
     # The sentences before the encoder: a missing or damaged file fails in seconds.
     if args.source == "tatoeba":
-        require(args, "with --source tatoeba", "dir", "langs")
-        sentences = vectors.tatoeba_sentences(args.dir, args.langs)
+        require(args, "with --source tatoeba", "dir", "langs", "tatoeba_text")
+        sentences = vectors.tatoeba_sentences(args.dir, args.langs, args.tatoeba_text)
     elif args.source == "mining":
         require(args, "with --source mining", "pairs")
         sentences = vectors.mining_sentences(lang_paths(args.pairs))
@@ -136,6 +150,7 @@ def _add_eval_tatoeba(sub: Subparsers) -> None:
     p = sub.add_parser("eval-tatoeba", help="Tatoeba retrieval accuracy of one run")
     p.add_argument("--dir", required=True)
     p.add_argument("--langs", nargs="+", required=True)
+    add_tatoeba_text_argument(p)
     _add_vectors_argument(p)
     _add_run_arguments(p)
     p.add_argument("--out", required=True)
@@ -146,7 +161,7 @@ def eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.evaluate import tatoeba
     from xlsent.tables import write_results
 
-    rows = tatoeba.evaluate(_vectors(args), Path(args.dir), args.langs)
+    rows = tatoeba.evaluate(_vectors(args), Path(args.dir), args.langs, args.tatoeba_text)
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
     log_tatoeba_means(rows)
 
@@ -161,14 +176,22 @@ def add_held_out_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         help="LANG=PATH: a corpus split (.parquet) or the Tatoeba directory, per language",
     )
+    add_tatoeba_text_argument(p, "--from tatoeba")
+
+
+def _require_tatoeba_text(args: argparse.Namespace) -> None:
+    """Held-out pairs from the Tatoeba files are read as the Tatoeba evaluation reads them."""
+    if args.source == "tatoeba":
+        require(args, "with --from tatoeba", "tatoeba_text")
 
 
 def retrieval_pairs(args: argparse.Namespace) -> dict[str, tuple[list[str], list[str]]]:
     """The (foreign, English) held-out sentences of each language of `--pairs`."""
     from xlsent.evaluate import retrieval
 
+    _require_tatoeba_text(args)
     pairs = {
-        lang: retrieval.heldout_pairs(args.source, path, lang)
+        lang: retrieval.heldout_pairs(args.source, path, lang, args.tatoeba_text)
         for lang, path in lang_paths(args.pairs).items()
     }
     for lang, (xx, _) in pairs.items():
@@ -398,18 +421,15 @@ def _add_mining_set(sub: Subparsers) -> None:
 
 def mining_set(args: argparse.Namespace) -> None:
     from xlsent.evaluate import mining_set as builder
-    from xlsent.evaluate import tatoeba
+    from xlsent.evaluate.retrieval import source_pairs
 
+    _require_tatoeba_text(args)
     settings = settings_object(
         builder.MiningSetSettings, json.loads(args.settings), "evaluate.bucc.heldout"
     )
     stats = {}
     for lang, path in lang_paths(args.pairs).items():
-        if args.source == "corpus":
-            pairs = builder.corpus_pairs(path)
-        else:
-            xx, en = tatoeba.read_pairs(path, lang)
-            pairs = list(zip(en, xx, strict=True))
+        pairs = source_pairs(args.source, path, lang, args.tatoeba_text)
         splits, stats[lang] = builder.build(pairs, lang, settings)
         builder.write(splits, args.out_dir)
         gold = "/".join(str(counts["gold"]) for counts in stats[lang]["splits"].values())

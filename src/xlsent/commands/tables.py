@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xlsent.commands import Subparsers, UsageError, lang_paths, log
+from xlsent.commands.evaluate import add_tatoeba_text_argument
 
 
 def register(sub: Subparsers) -> None:
@@ -302,6 +303,7 @@ def _add_figure_tatoeba_tokens(sub: Subparsers) -> None:
     p.add_argument("--models", nargs="+", required=True, help="RUN=MODEL_DIR, in panel order")
     p.add_argument("--dir", required=True, help="the Tatoeba files (LASER layout)")
     p.add_argument("--langs", nargs="+", required=True)
+    add_tatoeba_text_argument(p)
     _add_figure_arguments(p, pairs="Tatoeba pairs in all", stats="the lines")
     p.set_defaults(handler=figure_tatoeba_tokens)
 
@@ -316,6 +318,7 @@ def figure_tatoeba_tokens(args: argparse.Namespace) -> None:
         lang_paths(args.models),
         Path(args.dir),
         args.langs,
+        args.tatoeba_text,
         args.pairs,
         args.seed,
         args.max_length,

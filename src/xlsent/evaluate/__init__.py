@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# How a line of LASER's Tatoeba files is read (`evaluate.tatoeba.text`): as it stands, or as
+# DAP's code writes its test pairs (`xlsent.evaluate.tatoeba.read_pairs`). Here, where the
+# commands' parsers read it without importing the evaluation.
+TATOEBA_TEXTS = ("laser", "dap")
+
 
 @dataclass(frozen=True)
 class EncodingSettings:

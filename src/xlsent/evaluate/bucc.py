@@ -11,10 +11,20 @@ split's gold was never published, so evaluation follows XTREME (Hu et al., 2020,
 arXiv:2003.11080), which renames `sample` to dev and `training` to test: the threshold is
 chosen on the gold of one split (`sample`) and applied to the other (`training`).
 
-Each split is mined as LASER does (`xlsent.evaluate.mining`): each side's distinct sentences
-are encoded, candidates are mined by ratio margin, and a sentence that occurs more than once
-on its side (it has several ids) is left out of every candidate, as LASER's `bucc.py` maps a
-sentence to an id only when it has one; its gold pairs count as missed.
+Each split is mined by margin as LASER mines (`xlsent.evaluate.mining`). What a sentence that
+stands on several lines of its side (several ids, one text) is, the evaluations the papers
+ran do not agree, so it is a setting (`evaluate.bucc.mining.repeated`, `mine_split`):
+
+- `drop`: each side's distinct sentences are mined, and a repeated one is left out of every
+  candidate, its gold pairs counted as missed: LASER's `bucc.py` maps a sentence to an id
+  only when it has one, and XTREME's `bucc_eval` and the dual-pivot authors' code
+  (cctien/bimultialign, `interlens/evaluation/util_retriever.py`) copy it.
+- `keep`: every line is a sentence of its own, in the neighbourhoods and among the
+  candidates, a repeated text with one vector on each of its lines: DAP's `eval_bucc.py`
+  mines the lines as its reader gives them, and mSimCSE's evaluation (WACSE Table 6) hands
+  XTREME's `mine_bitext` the id files as its "texts", so that nothing is unified. Lines of
+  one text tie: which of them a sentence proposes is the search's order (faiss's here,
+  `torch.topk`'s in DAP's code), and of candidates with equal scores the first proposed wins.
 """
 
 from __future__ import annotations
@@ -241,10 +251,17 @@ class MinedSplit:
     k: int
 
 
+def every_line(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The texts as they stand, each on its own row: `distinct`'s form for `repeated: keep`."""
+    return texts, np.arange(len(texts), dtype=np.int64)
+
+
 def mine_split(encode: Encoder, split: BuccSplit, settings: mining.MiningSettings) -> MinedSplit:
-    """Mine one split: candidates between its distinct sentences, marked against its gold."""
-    xx_unique, xx_rows = distinct(split.xx)
-    en_unique, en_rows = distinct(split.en)
+    """Mine one split, its candidates marked against its gold: between its distinct sentences,
+    a repeated one left out (`repeated: drop`), or between all its lines (`keep`)."""
+    rows_of = distinct if settings.repeated == "drop" else every_line
+    xx_unique, xx_rows = rows_of(split.xx)
+    en_unique, en_rows = rows_of(split.en)
     candidates = mining.mine(
         embed(encode, xx_unique, split.lang), embed(encode, en_unique, "en"), settings
     )

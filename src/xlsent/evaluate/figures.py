@@ -447,6 +447,7 @@ def tatoeba_tokens_figure(
     models: Mapping[str, Path],
     directory: Path,
     langs: Sequence[str],
+    text: str,
     pairs: int,
     seed: int,
     max_length: int,
@@ -454,12 +455,13 @@ def tatoeba_tokens_figure(
     stats: Path,
 ) -> dict:
     """DAP Figure 1 of the runs' encoders ({run: model directory}): PCA of the token states of
-    `pairs` Tatoeba translation pairs (LASER files in `directory`), shared by `langs`, drawn
-    with `seed`. Writes the PNG to `out` and what it shows to the JSON `stats`."""
+    `pairs` Tatoeba translation pairs (LASER files in `directory`, read as `text` says, as
+    the Tatoeba evaluation reads them), shared by `langs`, drawn with `seed`. Writes the PNG
+    to `out` and what it shows to the JSON `stats`."""
     encoders = {run: Encoder.load(path, max_length) for run, path in models.items()}
     sentences, lines_of = {}, {}
     for lang, n in zip(langs, share(pairs, len(langs)), strict=True):
-        xx, en = read_pairs(directory, lang)
+        xx, en = read_pairs(directory, lang, text)
         rng = np.random.default_rng([seed, zlib.crc32(lang.encode())])
         if len(xx) < n:
             log.warning("%s: %d Tatoeba pairs, fewer than its %d: all drawn", lang, len(xx), n)

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 MARGINS = ("ratio", "distance", "absolute")
 RETRIEVALS = ("max", "intersect", "fwd", "bwd")
 SEARCHES = ("flat", "ivf", "hnsw")
+# What a sentence standing on several lines of its side is (`xlsent.evaluate.bucc.mine_split`).
+REPEATED = ("drop", "keep")
 # faiss asks for at least 39 training points per IVF list; we take this many at most.
 _IVF_TRAIN_PER_LIST = 64
 
@@ -46,7 +48,8 @@ class MiningSettings:
     """The settings of `evaluate.bucc.mining` (workflow/schemas/config.schema.yaml).
 
     `ivf_nlist` None takes 4·√n lists for n keys (faiss's rule of thumb for IVF), at most
-    n / 39 so that every list has training points.
+    n / 39 so that every list has training points. `repeated` is read by the BUCC evaluation
+    (`xlsent.evaluate.bucc.mine_split`), which decides what a split's rows are.
     """
 
     k: int = 4
@@ -59,12 +62,14 @@ class MiningSettings:
     hnsw_ef_search: int = 128
     hnsw_ef_construction: int = 200
     search_batch_size: int = 16384
+    repeated: str = "drop"
 
     def __post_init__(self) -> None:
         for name, value, allowed in (
             ("margin", self.margin, MARGINS),
             ("retrieval", self.retrieval, RETRIEVALS),
             ("knn", self.knn, SEARCHES),
+            ("repeated", self.repeated, REPEATED),
         ):
             if value not in allowed:
                 raise ValueError(f"mining {name} is one of {', '.join(allowed)}, not {value!r}")

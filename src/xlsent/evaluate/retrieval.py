@@ -40,24 +40,30 @@ class RetrievalError(XlsentError):
     """Held-out pairs that leave nothing to retrieve; the message says what to change."""
 
 
-def heldout_pairs(
-    source: str, path: str | os.PathLike[str], lang: str
-) -> tuple[list[str], list[str]]:
-    """The (foreign, English) sentences of `lang`'s held-out pairs, line i translating line i.
-
-    `source` corpus: `path` is a corpus-stage Parquet file (the sample stage's `mining`
-    split); tatoeba: a directory in the LASER layout. Pairs that repeat a sentence of either
-    side, or whose sides are one text, are dropped (`mining_set.unambiguous`): the gold of a
-    query must be one line.
-    """
+def source_pairs(
+    source: str, path: str | os.PathLike[str], lang: str, tatoeba_text: str = "laser"
+) -> list[tuple[str, str]]:
+    """The (en, xx) held-out pairs of `lang` as they stand (the retrieval's and the mining
+    set's). `source` corpus: `path` is a corpus-stage Parquet file (the sample stage's
+    `mining` split); tatoeba: a directory in the LASER layout, its lines read as
+    `tatoeba_text` says (`evaluate.tatoeba.text`: the Tatoeba set is read one way by every
+    job, so that its encode job stored the vectors of these very texts)."""
     if source == "corpus":
-        pairs = mining_set.corpus_pairs(path)
-    elif source == "tatoeba":
-        xx, en = tatoeba.read_pairs(Path(path), lang)
-        pairs = list(zip(en, xx, strict=True))
-    else:
-        raise ValueError(f"source must be one of {SOURCES}, not {source!r}")
-    kept = mining_set.unambiguous(pairs)
+        return mining_set.corpus_pairs(path)
+    if source == "tatoeba":
+        xx, en = tatoeba.read_pairs(Path(path), lang, tatoeba_text)
+        return list(zip(en, xx, strict=True))
+    raise ValueError(f"source must be one of {SOURCES}, not {source!r}")
+
+
+def heldout_pairs(
+    source: str, path: str | os.PathLike[str], lang: str, tatoeba_text: str = "laser"
+) -> tuple[list[str], list[str]]:
+    """The (foreign, English) sentences of `lang`'s held-out pairs (`source_pairs`), line i
+    translating line i. Pairs that repeat a sentence of either side, or whose sides are one
+    text, are dropped (`mining_set.unambiguous`): the gold of a query must be one line.
+    """
+    kept = mining_set.unambiguous(source_pairs(source, path, lang, tatoeba_text))
     return [xx for _, xx in kept], [en for en, _ in kept]
 
 

@@ -4,6 +4,13 @@ The LASER layout is two line-aligned files per language, named with LASER's 3-le
 `tatoeba.{xxx}-eng.{xxx}` and `tatoeba.{xxx}-eng.eng`. Each foreign sentence retrieves its
 nearest English sentence by cosine similarity and vice versa; a retrieval is correct when it
 returns the sentence on the same line. Accuracy is reported in percent, as the papers do.
+
+How a line becomes a test sentence is `evaluate.tatoeba.text` (`TATOEBA_TEXTS`): `laser` takes it as
+the file holds it (LASER's, XTREME's and mSimCSE's evaluations; the files have no tab and no
+space at either end), `dap` as DAP's `data/gen_tatoeba_pair.py` writes its test pairs
+(`dap_text`), which its Tables 1, 7 and 8 were measured on. One reader (`read_pairs`) serves
+every job that reads the files (the encode job and each evaluation), so that they agree on
+the text a vector is looked up by.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import numpy as np
 from tqdm import tqdm
 
 from xlsent.errors import XlsentError
+from xlsent.evaluate import TATOEBA_TEXTS
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
 from xlsent.io import utf8_lines
@@ -54,10 +62,24 @@ def _read_lines(path: Path) -> list[str]:
     return [text for _, text in utf8_lines(path, TatoebaError, fix)]
 
 
-def read_pairs(directory: Path, lang: str) -> tuple[list[str], list[str]]:
-    """The (foreign, English) sentences of `lang`; line i of one translates line i of the other."""
+def dap_text(line: str) -> str:
+    """A line as DAP's `data/gen_tatoeba_pair.py` writes it into its test TSV: the ends
+    stripped, a tab made a space (the TSV's separator), then every ASCII double quote removed
+    (its CSV reader would take them for quoting). Only the quotes go, the spaces beside them
+    stay: `"Wer ist es?" "Es ist deine Mutter."` is `Wer ist es? Es ist deine Mutter.`, and a
+    line that ends ` "` ends in a space, which XLM-R's tokenizer reads as one more piece."""
+    return line.strip().replace("\t", " ").replace('"', "")
+
+
+def read_pairs(directory: Path, lang: str, text: str = "laser") -> tuple[list[str], list[str]]:
+    """The (foreign, English) sentences of `lang`, read as `text` says (`laser`, the
+    lines as they stand; `dap`, `dap_text`); line i of one translates line i of the other."""
+    if text not in TATOEBA_TEXTS:
+        raise ValueError(f"text is one of {', '.join(TATOEBA_TEXTS)}, not {text!r}")
     xx_path, en_path = tatoeba_files(directory, lang)
     xx, en = _read_lines(xx_path), _read_lines(en_path)
+    if text == "dap":
+        xx, en = [dap_text(line) for line in xx], [dap_text(line) for line in en]
     if len(xx) != len(en):
         raise TatoebaError(
             f"{xx_path} has {len(xx)} lines but {en_path} has {len(en)}: line i of one must "
@@ -83,15 +105,16 @@ def _embed(encode: Encoder, sentences: list[str], lang: str) -> np.ndarray:
     return vectors
 
 
-def evaluate(encode: Encoder, directory: Path, langs: list[str]) -> list[dict]:
-    """Top-1 retrieval accuracy (%) per language: rows for `xx2en`, `en2xx` and their `mean`.
+def evaluate(encode: Encoder, directory: Path, langs: list[str], text: str = "laser") -> list[dict]:
+    """Top-1 retrieval accuracy (%) per language: rows for `xx2en`, `en2xx` and their `mean`,
+    the sentences read as `text` says (`read_pairs`).
 
     Each row is `{"lang", "direction", "metric": "accuracy", "value", "n"}` with `n` the
     number of sentence pairs.
     """
     # Read every language before encoding any, so a missing file fails in seconds rather than
     # after the encoder has run over the languages before it.
-    pairs = {lang: read_pairs(directory, lang) for lang in langs}
+    pairs = {lang: read_pairs(directory, lang, text) for lang in langs}
     rows = []
     # Progress in the job's log: all 112 languages take a 12-layer encoder tens of CPU-minutes.
     for lang, (xx, en) in tqdm(pairs.items(), desc="tatoeba", unit="lang", mininterval=30):

@@ -11,7 +11,10 @@ CPUs.
 A source is where sentences come from, whatever evaluation reads them (`SOURCES`):
 
 - `tatoeba`: LASER's Tatoeba files of some languages (the Tatoeba evaluation's, and the
-  held-out retrieval's or mining set's when they are built `from: tatoeba`);
+  held-out retrieval's or mining set's when they are built `from: tatoeba`), each line read
+  as `evaluate.tatoeba.text` says, by the reader the evaluations read them with
+  (`xlsent.evaluate.tatoeba.read_pairs`): the text a vector is stored under is the text
+  each of them looks it up by;
 - `mining`: the sample stage's held-out `mining` split of some languages (retrieval or the
   mining set `from: corpus`);
 - `bucc2018`: the BUCC shared task's files of some languages and splits.
@@ -56,13 +59,14 @@ class VectorsError(XlsentError):
 # -- what a source holds ----------------------------------------------------------------------
 
 
-def tatoeba_sentences(directory: str | os.PathLike[str], langs: Sequence[str]) -> dict:
-    """{lang: its sentences, `en`: the English ones} of the Tatoeba files of `langs`."""
+def tatoeba_sentences(directory: str | os.PathLike[str], langs: Sequence[str], text: str) -> dict:
+    """{lang: its sentences, `en`: the English ones} of the Tatoeba files of `langs`, read as
+    `text` says (`xlsent.evaluate.tatoeba.read_pairs`)."""
     from xlsent.evaluate import tatoeba
 
     parts = []
     for lang in langs:
-        xx, en = tatoeba.read_pairs(Path(directory), lang)
+        xx, en = tatoeba.read_pairs(Path(directory), lang, text)
         parts += [(lang, xx), ("en", en)]
     return distinct_by_language(parts)
 
