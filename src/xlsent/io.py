@@ -227,12 +227,12 @@ def sha256_file(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def sha256_tree(directory: str | os.PathLike[str]) -> str:
+def sha256_tree(directory: str | os.PathLike[str], skip: Collection[str] = ()) -> str:
     """The SHA-256 of a directory's content: each file's relative path and SHA-256, in sorted
-    order (a model directory: the same weights and tokenizer give the same digest wherever the
-    directory lies)."""
+    order, but files named in `skip` (a model directory: the same weights and tokenizer give
+    the same digest wherever the directory lies)."""
     root = Path(directory)
-    files = sorted(p for p in root.rglob("*") if p.is_file())
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name not in skip)
     listing = "".join(f"{p.relative_to(root).as_posix()}\t{sha256_file(p)}\n" for p in files)
     return hashlib.sha256(listing.encode()).hexdigest()
 

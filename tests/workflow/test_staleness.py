@@ -227,5 +227,5 @@ def test_status_lists_results_whose_inputs_were_deleted_by_hand(demo_run, tmp_pa
     workdir = copy_tree(demo_run, tmp_path / "run", link_weights=True)
     shutil.rmtree(workdir / "results/models/tr/seed42")
     out = _status(workdir, workdir / "config.yaml")
-    assert "results/eval/tatoeba/tr/seed42.parquet (from results/models/tr/seed42)" in out
-    assert "snakemake --forcerun results/eval/tatoeba/tr/seed42.parquet" in out
+    assert "results/vectors/tr/seed42/tatoeba.arrow (from results/models/tr/seed42)" in out
+    assert "snakemake --forcerun results/vectors/tr/seed42/tatoeba.arrow" in out

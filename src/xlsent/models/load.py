@@ -13,6 +13,10 @@ from pathlib import Path
 from xlsent.models.dualpivot import DualPivotEncoder, is_dualpivot
 from xlsent.models.encoder import TextEncoder
 
+# The files of a trained run's model directory that record how it was trained (its settings,
+# its best step, its log with the times of every step), which no encoder reads.
+TRAINING_RECORDS = ("run.json", "best.json", "train_log.jsonl")
+
 
 def load_encoder(
     model_dir: str | Path, max_length: int, batch_size: int, device: str = "cpu"
