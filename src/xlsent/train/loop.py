@@ -19,8 +19,6 @@ MLM head that the runs starting from it (`init_from`) predict with.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import logging
 import signal
@@ -35,13 +33,19 @@ from torch import nn
 
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
-from xlsent.io import atomic_path, sha256_file, write_json
+from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
 from xlsent.ragged import Ragged
 from xlsent.train import distributed, step
-from xlsent.train.checkpoints import Checkpoints
+from xlsent.train.checkpoints import (
+    Attempts,
+    Checkpoints,
+    fingerprint,
+    random_state,
+    set_random_state,
+)
 from xlsent.train.collate import Batch, Tokens, collate
 from xlsent.train.data import (
     EpochSampler,
@@ -81,8 +85,7 @@ class Trainer:
         the heads') depends on it."""
         self.settings = settings
         self.model_spec = model_spec
-        # This job's clocks, for what it cost (`_attempt`): set up, trained and evaluated.
-        self._clocks = (time.perf_counter(), time.process_time())
+        self.attempts = Attempts()  # this job's clocks start: set up, trained and evaluated
         self.checkpoints = Checkpoints(checkpoint_dir)
         self.world, self.device = _world_and_device(settings.device)
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
@@ -108,11 +111,12 @@ class Trainer:
         self.step = 0
         self.best: dict = {"step": None, "dev_p1": -1.0}
         self.history: list[dict] = []
-        self.attempts: list[dict] = []  # the jobs before this one, to their last checkpoint
-        self._resumed_at = 0
         # The main process reads the inputs through once; the others take its fingerprint.
-        fingerprint = self._fingerprint(train_paths, dev_paths) if self.world.main else None
-        self.fingerprint = distributed.gather_objects(fingerprint, self.world)[0]
+        inputs = [*train_paths.values(), *dev_paths.values()]
+        mine = (
+            fingerprint(settings, model_spec, inputs, self.world.size) if self.world.main else None
+        )
+        self.fingerprint = distributed.gather_objects(mine, self.world)[0]
         self._stop = False
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
 
@@ -248,46 +252,10 @@ class Trainer:
             return (step + 1) / s.warmup_steps
         return max(0.0, (s.max_steps - step) / max(1, s.max_steps - s.warmup_steps))
 
-    def _fingerprint(self, train_paths: dict[str, Path], dev_paths: dict[str, Path]) -> str:
-        """What a checkpoint must match to be resumed: the settings, the model entry, and the
-        content of the input files and of the directories the model starts from.
-
-        Content, not modification times: `snakemake --touch` (what docs/recovery.md advises
-        after copying a results tree) or an input rebuilt to the same bytes keeps a run's
-        checkpoint; a model it starts from that was trained again does not."""
-        paths = [*train_paths.values(), *dev_paths.values()]
-        # One root per directory: a pretrained model's tokenizer directory is often the
-        # model's own, however the command line spells the two. Keyed by the resolved path,
-        # hashed under the given one, so that a results tree moved elsewhere keeps its runs.
-        roots: dict[Path, Path] = {}
-        for root in (self.model_spec.tokenizer_dir, self.model_spec.pretrained_dir):
-            if root is not None:
-                roots.setdefault(Path(root).resolve(), Path(root))
-        for root in roots.values():
-            paths += [p for p in root.rglob("*") if p.is_file()]
-        files = {str(p): sha256_file(p) for p in paths}
-        blob = json.dumps(
-            [
-                dataclasses.asdict(self.settings),
-                dataclasses.asdict(self.model_spec),
-                files,
-                self.world.size,
-            ],
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()
-
     # -- checkpoints ---------------------------------------------------------------------------
     def save_checkpoint(self) -> None:
         """Save the full state (the main process writes; every process's random state)."""
-        rng = distributed.gather_objects(
-            {
-                "torch": torch.get_rng_state(),
-                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-            },
-            self.world,
-        )
+        rng = distributed.gather_objects(random_state(), self.world)
         if self.world.main:
             self.checkpoints.save(
                 {
@@ -299,21 +267,12 @@ class Trainer:
                     "sampler": self.sampler.state(),
                     "best": self.best,
                     "history": self.history,
-                    "attempts": [*self.attempts, self._attempt()],
+                    "attempts": self.attempts.until(self.step),
                     "rng": rng,
                 }
             )
             log.info("checkpoint at step %d: %s", self.step, self.checkpoints.last)
         distributed.barrier(self.world)
-
-    def _attempt(self) -> dict:
-        """This job's work so far: the steps it trained, its wall and CPU seconds."""
-        wall, cpu = self._clocks
-        return {
-            "steps": [self._resumed_at, self.step],
-            "seconds": round(time.perf_counter() - wall, 1),
-            "cpu_seconds": round(time.process_time() - cpu, 1),
-        }
 
     def resume(self) -> bool:
         """Continue from the latest checkpoint that loads if it belongs to this exact run."""
@@ -334,16 +293,12 @@ class Trainer:
         self.sampler = self._sampler(state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
-        # Checkpoints written before jobs recorded their time have none to add.
-        self.attempts, self._resumed_at = state.get("attempts", []), self.step
+        self.attempts.resumed(state)
         if self.world.main:
             # Best weights written after this checkpoint by the run that was killed.
             self.checkpoints.drop_best_after(self.step)
             self.checkpoints.check_best(self.best["step"])
-        rng = state["rng"][self.world.rank]
-        torch.set_rng_state(rng["torch"].cpu())
-        if rng["cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(rng["cuda"])
+        set_random_state(state["rng"][self.world.rank])
         log.info("resumed from %s at step %d", path, self.step)
         return True
 
@@ -459,7 +414,7 @@ class Trainer:
         s = self.settings
         self.resume()
         if self.world.main:  # for the cost table: what the jobs before this one cost
-            self.checkpoints.record_attempts(self.attempts)
+            self.checkpoints.record_attempts(self.attempts.earlier)
         else:
             log_path = None  # one process keeps the records
         if log_path is not None:  # the live log restarts from what the checkpoint knew
