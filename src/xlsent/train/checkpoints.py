@@ -31,6 +31,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from xlsent.errors import XlsentError
 from xlsent.io import atomic_path, sha256_file, write_json
@@ -130,8 +131,12 @@ class Checkpoints:
         """Record the jobs that trained the run before this one (`earlier_attempts.json`)."""
         write_json(self.attempts, attempts)
 
-    def save_best(self, weights: dict, step: int) -> None:
-        """Keep `weights`, the model's at the dev evaluation of `step`."""
+    def save_best(self, step: int, model: nn.Module, mlm_head: nn.Module | None) -> None:
+        """Keep the weights of the dev evaluation at `step`: the encoder's, and the MLM head's
+        if it has one (exported with the model for the runs that start from it)."""
+        weights = {"step": step, "model": model.state_dict()}
+        if mlm_head is not None:
+            weights["mlm_head"] = mlm_head.state_dict()
         save(weights, self.best(step))
 
     def load_best(self, step: int, device: torch.device) -> dict:
@@ -154,12 +159,14 @@ class Checkpoints:
             if step not in keep:
                 path.unlink()
 
-    def drop_best_after(self, step: int) -> None:
-        """Remove the best weights of the steps after `step`: a future that a run resumed at
-        `step` replays (and, on a non-deterministic GPU, may not repeat)."""
+    def resumed(self, step: int, best: int | None) -> None:
+        """After a resume at `step`: remove the best weights that the killed run wrote after
+        it, a future that the run replays (and, on a non-deterministic GPU, may not repeat),
+        and check those of the `best` step that the checkpoint names (`check_best`)."""
         for later, path in self._best_steps().items():
             if later > step:
                 path.unlink()
+        self.check_best(best)
 
     def check_best(self, step: int | None) -> None:
         """Stop when the record names a best `step` whose weights are not there: exporting

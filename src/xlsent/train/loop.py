@@ -295,9 +295,7 @@ class Trainer:
         self.history = state["history"]
         self.attempts.resumed(state)
         if self.world.main:
-            # Best weights written after this checkpoint by the run that was killed.
-            self.checkpoints.drop_best_after(self.step)
-            self.checkpoints.check_best(self.best["step"])
+            self.checkpoints.resumed(self.step, self.best["step"])
         set_random_state(state["rng"][self.world.rank])
         log.info("resumed from %s at step %d", path, self.step)
         return True
@@ -454,7 +452,7 @@ class Trainer:
                     improved = s.pretraining or result["dev_p1"] > self.best["dev_p1"]
                     if improved:
                         self.best = {"step": self.step, **result}
-                        self.checkpoints.save_best(self._weights(), self.step)
+                        self.checkpoints.save_best(self.step, self.model, self.objective.mlm)
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
@@ -468,14 +466,6 @@ class Trainer:
         finally:
             signal.signal(signal.SIGTERM, previous)
         return self.best
-
-    def _weights(self) -> dict:
-        """What a best step keeps: the encoder's weights, and the MLM head's if it has one
-        (exported with the model for the runs that start from it)."""
-        weights = {"step": self.step, "model": self.model.state_dict()}
-        if self.objective.mlm is not None:
-            weights["mlm_head"] = self.objective.mlm.state_dict()
-        return weights
 
     def _log(self, entry: dict, log_path: Path | None) -> None:
         if not self.world.main:
