@@ -4,11 +4,12 @@ One optimisation step consumes `batch_size` pairs as `batch_size / (micro_batch_
 processes)` micro-batches per process; the in-batch negatives of the ranking loss are the
 whole batch's (`negatives: batch`, by gradient caching: `xlsent.train.cached_tr`) or each
 (global) micro-batch's (`negatives: micro_batch`). What is optimised is the run's method
-(`xlsent.train.objectives`). Every `eval_every` steps the dev P@1 (similarity search of each
-language's dev pairs, both directions averaged) picks the best checkpoint; every
-`checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
-a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
-position and random state (the files: `xlsent.train.checkpoints`).
+(`xlsent.train.objectives`), by AdamW (`xlsent.train.optim`). Every `eval_every` steps the
+dev P@1 (similarity search of each language's dev pairs, both directions averaged) picks the
+best checkpoint; every `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full
+state is saved so that a restarted job continues exactly where it stopped: weights,
+optimizer, scheduler, data position and random state (the files, and the fingerprint of the
+run a checkpoint must match: `xlsent.train.checkpoints`).
 
 Pretraining (`mlm`, `tlm`) reads the same files: `mlm` as monolingual sentences drawn
 language by language (`xlsent.train.data.LanguageSampler`), each micro-batch as many
@@ -38,7 +39,7 @@ from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
 from xlsent.ragged import Ragged
-from xlsent.train import distributed, step
+from xlsent.train import distributed, optim, step
 from xlsent.train.checkpoints import (
     Attempts,
     Checkpoints,
@@ -87,11 +88,11 @@ class Trainer:
         self.model_spec = model_spec
         self.attempts = Attempts()  # this job's clocks start: set up, trained and evaluated
         self.checkpoints = Checkpoints(checkpoint_dir)
-        self.world, self.device = _world_and_device(settings.device)
+        self.world, self.device = distributed.world_and_device(settings.device)
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
-        self.accumulation = _accumulation(settings, self.world.size)
+        self.accumulation = step.micro_batches(settings, self.world.size)
         torch.manual_seed(settings.seed)
-        tokens = _special_tokens(model_spec.tokenizer_dir)
+        tokens = Tokens.read(model_spec.tokenizer_dir)
         self.special = (tokens.cls, tokens.sep, tokens.pad)
         self.train_data, self.words = self._training_data(train_paths)
         self.dev_data = {
@@ -102,10 +103,7 @@ class Trainer:
         self.languages = encoder.language_ids(self.model)
         self.objective = self._build_objective(tokens)
         self.forward = self._distributed(self.objective)
-        self.optimizer = torch.optim.AdamW(
-            self._parameter_groups(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        self.optimizer, self.scheduler = optim.adamw(self.objective, settings)
         # Where the run stands: what a checkpoint saves.
         self.sampler = self._sampler()
         self.step = 0
@@ -142,16 +140,11 @@ class Trainer:
             pool = load_pairs(paths, s.max_length)
         if s.method == "mlm":
             pool = monolingual(pool)
+            probabilities = self._language_probabilities(pool).round(4).tolist()
             log.info(
                 "monolingual sentences per language: %s; sampled with probabilities %s",
                 dict(zip(pool.langs, pool.counts().tolist(), strict=True)),
-                dict(
-                    zip(
-                        pool.langs,
-                        self._language_probabilities(pool).round(4).tolist(),
-                        strict=True,
-                    )
-                ),
+                dict(zip(pool.langs, probabilities, strict=True)),
             )
         per_step = s.micro_batch_size * self.world.size
         if len(pool) < per_step:
@@ -231,26 +224,6 @@ class Trainer:
         ids = english_vocabulary(self.train_data.en.values, sep)
         log.info("RTL predicts over the %d token ids of the English training side", len(ids))
         return ids
-
-    def _parameter_groups(self) -> list[dict]:
-        # The usual BERT recipe: no weight decay on biases and LayerNorm weights.
-        decay, no_decay = [], []
-        for name, param in self.objective.named_parameters():
-            if not param.requires_grad:
-                continue
-            norm = "layernorm" in name.lower() or "layer_norm" in name
-            (no_decay if param.ndim < 2 or norm else decay).append(param)
-        return [
-            {"params": decay, "weight_decay": self.settings.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ]
-
-    def _lr_factor(self, step: int) -> float:
-        """Linear warm-up, then linear decay to zero at `max_steps`."""
-        s = self.settings
-        if step < s.warmup_steps:
-            return (step + 1) / s.warmup_steps
-        return max(0.0, (s.max_steps - step) / max(1, s.max_steps - s.warmup_steps))
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save_checkpoint(self) -> None:
@@ -495,42 +468,6 @@ class Trainer:
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
         self.checkpoints.finish()
-
-
-def _world_and_device(name: str) -> tuple[distributed.World, torch.device]:
-    """The processes (torchrun's, or this one alone) and this one's device: `name`, `auto`
-    a GPU if there is one; under several processes on GPUs, the local rank's."""
-    requested = torch.device(
-        ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
-    )
-    world = distributed.init(requested.type)
-    if requested.type == "cuda" and world.size > 1:
-        return world, torch.device("cuda", world.local_rank)
-    return world, requested
-
-
-def _accumulation(settings: TrainSettings, world_size: int) -> int:
-    """Micro-batches per optimizer step in each of `world_size` processes. The config check
-    (`xlsent.config.checks`) knows the multiple of micro_batch_size, not the GPUs."""
-    per_step = settings.micro_batch_size * world_size
-    if settings.batch_size % per_step:
-        raise ValueError(
-            f"train.batch_size ({settings.batch_size}) must be a multiple of "
-            f"train.micro_batch_size × GPUs ({settings.micro_batch_size} × {world_size})"
-        )
-    return settings.batch_size // per_step
-
-
-def _special_tokens(tokenizer_dir: Path) -> Tokens:
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    return Tokens(
-        tokenizer.cls_token_id,
-        tokenizer.sep_token_id,
-        tokenizer.pad_token_id,
-        tokenizer.mask_token_id,
-    )
 
 
 def _mean(records: list[dict], part: str) -> float:
