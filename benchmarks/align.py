@@ -70,7 +70,7 @@ from xlsent.align.statistical import EflomalAligner
 from xlsent.align.symmetrize import METHODS as SYMMETRIZATIONS
 from xlsent.align.wspalign import WSPAlignConfig, WSPAligner
 from xlsent.models.tokenizer import train_sentencepiece
-from xlsent.tables import markdown
+from xlsent.tables.write import markdown
 from xlsent.tokenize import word_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -66,7 +66,7 @@ from xlsent.bisent2vec.model import SentenceModel
 from xlsent.bisent2vec.trainer import STATS_FILE, Bisent2vecSettings, run_logged, train
 from xlsent.evaluate import bli, tatoeba
 from xlsent.io import read_json
-from xlsent.tables import markdown
+from xlsent.tables.write import markdown
 from xlsent.tokenize import WORDS_SCHEMA, word_tokenizer
 
 FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")

@@ -65,9 +65,12 @@ import polars as pl
 import yaml
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from xlsent import languages, tables
+from xlsent import languages
 from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS, encoding_settings, validate
 from xlsent.evaluate.tatoeba import read_pairs
+from xlsent.tables.bucc import bucc_table
+from xlsent.tables.tatoeba import tatoeba_tables
+from xlsent.tables.write import markdown
 
 FLOOR = "tfidf-floor"
 
@@ -401,7 +404,7 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
         rest = pl.read_parquet(out).filter(~pl.col("lang").is_in(sorted(known)))
         frames.append(rest if done is None else pl.concat([done, rest], how="vertical_relaxed"))
     groups = languages.members(["low8", "xtreme36", "tatoeba112"], {})
-    summary, _ = tables.tatoeba_tables(frames, groups)
+    summary, _ = tatoeba_tables(frames, groups)
     return summary.select("run", *groups)
 
 
@@ -475,7 +478,7 @@ def main() -> None:
     ]
     tatoeba_langs = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
     ours = [pl.read_parquet(workdir / f"results/eval/tatoeba/{run}/seed42.parquet") for run in runs]
-    summary, per_language = tables.tatoeba_tables(
+    summary, per_language = tatoeba_tables(
         [tfidf_floor(harness.SHARED / "tatoeba" / "v1", tatoeba_langs), *ours], groups
     )
     training = {run: training_cost(workdir, run, config, langs) for run in runs}
@@ -521,22 +524,22 @@ def main() -> None:
         floor = mining_floor(
             workdir / "results/data/mining", mined, config["evaluate"]["bucc"].get("mining", {})
         )
-        mining = tables.bucc_table([floor, *mining_runs])
+        mining = bucc_table([floor, *mining_runs])
         result["mining"] = mining.to_dicts()
     harness.write_json(args.out_dir, f"{name}_quality", result)
-    print(tables.markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
-    print(tables.markdown(per_language))
+    print(markdown(summary.select("run", *groups, *(f"{g}_xx2en" for g in groups))))
+    print(markdown(per_language))
     if "transfer" in result:
         print(transfer_csv.with_suffix(".md").read_text())
         print("Transfer by script, Tatoeba accuracy (%), both directions:")
-        print(tables.markdown(tatoeba_scripts))
+        print(markdown(tatoeba_scripts))
         print("Transfer in the training domain, P@1 (%) on 500 dev pairs a language:")
-        print(tables.markdown(in_domain))
+        print(markdown(in_domain))
     if mined:
-        print(tables.markdown(mining.select("run", *(f"{c}_f1" for c in mined), "avg_f1")))
+        print(markdown(mining.select("run", *(f"{c}_f1" for c in mined), "avg_f1")))
     if args.tatoeba112:
         print("All 112 Tatoeba languages, accuracy (%), both directions:")
-        print(tables.markdown(everything))
+        print(markdown(everything))
     print("Dev P@1 (%) by training CPU minutes (eval steps; CPU prorated over the steps):")
     for run, curve in result["dev_curves"].items():
         print(f"{run}: " + ", ".join(f"{p['cpu_min']:.1f} min {p['dev_p1']}" for p in curve))

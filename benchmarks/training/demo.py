@@ -24,7 +24,8 @@ from training.record import Recorder, summary
 from training.runs import described
 from xlsent.models import encoder
 from xlsent.models.sentence import SentenceSettings
-from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+from xlsent.train.loop import Trainer
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 LANGS = ["de", "kk", "te", "zh"]
 

@@ -8,7 +8,7 @@ import harness
 import yaml
 
 from xlsent.config import validate
-from xlsent.train.loop import TrainSettings
+from xlsent.train.settings import TrainSettings
 
 SCHEMA = harness.ROOT / "workflow/schemas/config.schema.yaml"
 DEMO_CONFIG = harness.ROOT / "resources/demo/config.yaml"

@@ -28,9 +28,9 @@ from xlsent.bisent2vec.data import side_text, train_token, write_pairs
 from xlsent.bisent2vec.model import SentenceModel, ngram_hash, ngram_rows
 from xlsent.bisent2vec.trainer import Bisent2vecSettings, train
 from xlsent.config import load, trainer_settings
+from xlsent.evaluate.results import COLUMNS
 from xlsent.evaluate.search import p_at_1
 from xlsent.io import read_json
-from xlsent.tables import COLUMNS
 from xlsent.tokenize import WORDS_SCHEMA, word_tokenizer
 
 L10N = ROOT.parent / "shared" / "data" / "l10n"

@@ -420,7 +420,7 @@ def test_eval_bli_without_a_test_word_in_the_vocabularies_scores_nothing(tmp_pat
     import polars as pl
 
     from xlsent.cli import main
-    from xlsent.tables import bli_table
+    from xlsent.tables.bli import bli_table
 
     model = tmp_path / "model"
     model.mkdir()

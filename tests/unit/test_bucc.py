@@ -21,15 +21,9 @@ from xlsent.corpus.sample import SampleConfig, sample
 from xlsent.evaluate import bucc, mining_set
 from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, write_split
 from xlsent.evaluate.mining import MiningSettings, best_threshold
+from xlsent.evaluate.results import load_results, write_results
 from xlsent.io import parquet_writer
-from xlsent.tables import (
-    bucc_lowered,
-    bucc_notes,
-    bucc_table,
-    load_results,
-    write_bucc_table,
-    write_results,
-)
+from xlsent.tables.bucc import bucc_lowered, bucc_notes, bucc_table, write_bucc_table
 
 L10N = SHARED / "l10n"
 K2 = MiningSettings(k=2)

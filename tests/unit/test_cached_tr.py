@@ -16,7 +16,8 @@ from support import tiny_shape
 
 from xlsent.losses.tr import translation_ranking_loss
 from xlsent.train.cached_tr import RandomState, batch_gradients
-from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+from xlsent.train.loop import Trainer
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 SHAPE = tiny_shape(layers=2)  # XLM-R's dropout (0.1 on hidden states and attention) is on
 BATCH, MICRO = 32, 8

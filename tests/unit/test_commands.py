@@ -20,7 +20,7 @@ import yaml
 from support import ROOT
 
 from xlsent.cli import STAGES, build_parser, main
-from xlsent.tables import COLUMNS, load_results, write_results
+from xlsent.evaluate.results import COLUMNS, load_results, write_results
 
 RULES = ROOT / "workflow" / "rules"
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -10,7 +10,8 @@ import pytest
 import torch
 from support import tiny_shape
 
-from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+from xlsent.train.loop import Trainer
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 pytestmark = pytest.mark.slow  # launches torchrun
 
@@ -36,7 +37,8 @@ SCRIPT = textwrap.dedent(
     import json, sys
     from pathlib import Path
     import torch
-    from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+    from xlsent.train.loop import Trainer
+    from xlsent.train.settings import ModelSpec, TrainSettings
     from xlsent.train import distributed
 
     args = json.loads(sys.argv[1])

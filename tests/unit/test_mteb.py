@@ -203,8 +203,8 @@ TE_ONE_RIGHT = {"okati": 95, "rendu": 5, "mudu": 185}
 def test_mteb_json_becomes_the_table(xm, tmp_path):
     import polars as pl
 
-    from xlsent import tables
     from xlsent.cli import main
+    from xlsent.tables import mteb as mteb_tables
 
     laser = tmp_path / "laser"
     laser.mkdir()
@@ -248,4 +248,6 @@ def test_mteb_json_becomes_the_table(xm, tmp_path):
     rows = [{"run": "a", "seed": 1, **r} for r in xm.read_results(tmp_path / "eval/a/seed1")]
     rows += [{"run": "a", "seed": 2, **r} for r in xm.read_results(tmp_path / "eval/a/seed2")]
     with pytest.raises(ValueError, match="tel-eng from only some of its 2 seeds"):
-        tables.mteb_table([r for r in rows if not (r["seed"] == 2 and r["subset"] == "tel-eng")])
+        mteb_tables.mteb_table(
+            [r for r in rows if not (r["seed"] == 2 and r["subset"] == "tel-eng")]
+        )

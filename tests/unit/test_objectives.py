@@ -13,8 +13,9 @@ from xlsent.models import encoder
 from xlsent.ragged import Ragged
 from xlsent.train.collate import Tokens
 from xlsent.train.data import Pairs, load_word_aligned
-from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
+from xlsent.train.loop import Preempted, Trainer
 from xlsent.train.objectives import Objectives
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 SHAPE = tiny_shape(layers=2)
 

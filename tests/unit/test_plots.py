@@ -39,7 +39,7 @@ ENCODER_RUNS = ["mlm", "tr", "wacse", "dap", "tr-awp", "tr-wtr", "me5", "me5-tr"
 
 
 def _summary(values: dict[str, tuple[float | None, ...]]) -> pl.DataFrame:
-    """The layout of `results/tables/tatoeba.csv` (`xlsent.tables.tatoeba_tables`)."""
+    """The layout of `results/tables/tatoeba.csv` (`xlsent.tables.tatoeba.tatoeba_tables`)."""
     rows = [
         {"run": run, "seeds": 1, **dict(zip(GROUPS, v, strict=True))} for run, v in values.items()
     ]

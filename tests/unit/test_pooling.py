@@ -19,8 +19,9 @@ from xlsent.models.sentence import SentenceSettings, pool, prefix_of
 from xlsent.tokenize import subwords
 from xlsent.train.collate import Tokens
 from xlsent.train.data import load_pairs
-from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+from xlsent.train.loop import Trainer
 from xlsent.train.objectives import Objectives
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 SHAPE = tiny_shape()
 SENTENCES = ["Germany", "Enter a valid email address.", "Deutschland", "Central Time", "a"]

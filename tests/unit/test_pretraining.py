@@ -22,7 +22,8 @@ from xlsent.train.data import (
     load_pairs,
     monolingual,
 )
-from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+from xlsent.train.loop import Trainer
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 TOKENS = Tokens(cls=0, sep=2, pad=1, mask=3)
 

@@ -18,9 +18,9 @@ import torch
 
 from xlsent import readback, recovery, status
 from xlsent.align.shards import iter_shards, write_manifest
+from xlsent.evaluate.results import load_results, write_results
 from xlsent.io import write_json
 from xlsent.readback import UnreadableFileError
-from xlsent.tables import load_results, write_results
 from xlsent.train.checkpoints import save
 from xlsent.train.data import load_pairs
 

@@ -20,7 +20,8 @@ from support import ROOT, save_tiny_model
 from xlsent.bisent2vec.model import pair_encoder
 from xlsent.config import ConfigError, retrieval_groups, retrieval_languages, validate
 from xlsent.evaluate import retrieval
-from xlsent.tables import COLUMNS, retrieval_table, write_retrieval_table
+from xlsent.evaluate.results import COLUMNS
+from xlsent.tables.retrieval import retrieval_table, write_retrieval_table
 from xlsent.tokenize import WORDS_SCHEMA
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -12,7 +12,8 @@ from support import tiny_encoder, tiny_shape
 
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.models.rtl_head import RTLHead, english_vocabulary
-from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
+from xlsent.train.loop import Preempted, Trainer
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 
 def test_loss_is_the_mean_over_the_batchs_english_tokens():

@@ -36,7 +36,7 @@ from xlsent.evaluate.bli import SplitSettings
 from xlsent.evaluate.mining_set import MiningSetSettings
 from xlsent.models.encoder import SHAPE_KEYS
 from xlsent.train.dualpivot import DualPivotSettings
-from xlsent.train.loop import TrainSettings
+from xlsent.train.settings import TrainSettings
 
 SCHEMA = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())["properties"]
 

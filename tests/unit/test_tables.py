@@ -4,16 +4,10 @@ import polars as pl
 import pytest
 
 from xlsent.languages import UnknownLanguageError, define_groups, members
-from xlsent.tables import (
-    ablation_table,
-    bli_table,
-    cost_table,
-    scarce_languages,
-    tatoeba_tables,
-    write_bli_table,
-    write_cost_table,
-    write_tables,
-)
+from xlsent.tables.bli import bli_table, write_bli_table
+from xlsent.tables.cost import cost_table, write_cost_table
+from xlsent.tables.tatoeba import ablation_table, tatoeba_tables, write_tables
+from xlsent.tables.write import scarce_languages
 
 
 def results(run: str, seed: int, accuracy: dict[str, tuple[float, float]]) -> pl.DataFrame:

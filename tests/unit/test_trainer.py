@@ -23,7 +23,8 @@ from transformers import AutoModel
 from xlsent.models.encoder import TextEncoder
 from xlsent.train.checkpoints import TrainingError
 from xlsent.train.data import load_pairs
-from xlsent.train.loop import ModelSpec, Preempted, Trainer, TrainSettings
+from xlsent.train.loop import Preempted, Trainer
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 SHAPE = tiny_shape()
 SETTINGS = dict(

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from xlsent.languages import members
-from xlsent.tables import transfer_table, write_transfer_table
+from xlsent.tables.transfer import transfer_table, write_transfer_table
 
 
 def _rows(run: str, seed: int, scores: dict[str, tuple[float, float]]) -> pl.DataFrame:

@@ -43,7 +43,7 @@ const char* const kSettingFlags[] = {
 }  // namespace
 
 std::string train_usage() {
-  const Args d;
+  const Args d{};
   std::ostringstream out;
   out << "usage: bisent2vec train -input FILE -output PREFIX -lang1 CODE -lang2 CODE SETTINGS\n"
       << "\n"
@@ -73,7 +73,7 @@ std::string train_usage() {
 }
 
 Args parse_train_args(int argc, char** argv, int first) {
-  Args a;
+  Args a{};
   std::set<std::string> given;
   for (int i = first; i < argc; i += 2) {
     const std::string flag = argv[i];

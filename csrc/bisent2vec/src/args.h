@@ -1,8 +1,9 @@
 // Command-line settings of `bisent2vec train`. The command line requires every training
-// setting: their one set of defaults is the xlsent config schema's
-// (workflow/schemas/config.schema.yaml, `bisent2vec`), which `xlsent bisent2vec-train`
-// passes in full. The values below serve code that builds an Args itself (a loaded model's,
-// the unit tests').
+// setting, so they have no defaults here: their one set of defaults is the xlsent config
+// schema's (workflow/schemas/config.schema.yaml, `bisent2vec`), which `xlsent bisent2vec-train`
+// passes in full. Only the options have defaults (`-verbose`, `-negTableSize`). Code that
+// builds an Args itself (a loaded model's, the unit tests') value-initializes it, `Args{}`,
+// and sets what it uses.
 #pragma once
 
 #include <cstdint>
@@ -15,19 +16,19 @@ struct Args {
   std::string output;  // the prefix of every output file
   std::string resume;  // a model (.bin) to continue training from, or empty
   std::string lang[2];
-  int dim = 100;
-  double lr = 0.05;
-  int neg = 10;
-  int64_t min_count = 5;
-  int dropout_k = 2;
-  int epoch = 5;
-  int64_t bucket = 2000000;  // ignored (0 rows) when word_ngrams == 1
-  double t = 1e-4;
-  int word_ngrams = 1;
-  int64_t max_vocab_size = 0;  // 0: no limit
-  int threads = 1;
-  int lr_update_rate = 100;
-  uint64_t seed = 0;
+  int dim;
+  double lr;
+  int neg;
+  int64_t min_count;
+  int dropout_k;
+  int epoch;
+  int64_t bucket;  // ignored (0 rows) when word_ngrams == 1
+  double t;
+  int word_ngrams;
+  int64_t max_vocab_size;  // 0: no limit
+  int threads;
+  int lr_update_rate;
+  uint64_t seed;
   int verbose = 2;  // 0: errors only, 1: + summary, 2: + progress lines
   int64_t negative_table_size = 10000000;
 

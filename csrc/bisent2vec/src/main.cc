@@ -123,7 +123,7 @@ int train(int argc, char** argv) {
     // The shape comes from the model; the schedule (lr, epochs, threads...) from the flags.
     args.dim = model.args.dim;
     args.word_ngrams = model.args.word_ngrams;
-    args.bucket = model.args.bucket;
+    if (args.word_ngrams > 1) args.bucket = model.args.bucket;  // a unigram model has none
     args.min_count = model.args.min_count;
     args.max_vocab_size = model.args.max_vocab_size;
     ntokens = count_tokens(args.input, model.vocab, args.lang);

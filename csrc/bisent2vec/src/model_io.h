@@ -35,7 +35,7 @@
 namespace bisent2vec {
 
 struct Model {
-  Args args;  // the shape and the settings it was trained with
+  Args args{};  // the shape and the settings it was trained with
   Vocabulary vocab;
   Matrix input, output;
 };

@@ -389,7 +389,7 @@ void test_one_word_sides() {
   //     hello = 0.252004573. Loss 1.365342465.
   // (the same steps in float64 with Python; the trainer computes in float32).
   const std::string path = write_file("one-word.txt", "hello\tkatze\n");
-  Args args;
+  Args args{};
   args.input = path;
   args.output = scratch + "/one-word";
   args.lang[0] = "en";
@@ -398,8 +398,11 @@ void test_one_word_sides() {
   args.lr = 0.5;
   args.neg = 1;
   args.min_count = 1;
+  args.word_ngrams = 1;
   args.epoch = 1;
   args.t = 1.0;
+  args.threads = 1;
+  args.seed = 0;
   args.lr_update_rate = 1;
   args.verbose = 0;
   args.negative_table_size = 10;

@@ -124,7 +124,7 @@ def _add_bisent2vec_eval_tatoeba(sub: Subparsers) -> None:
 def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.bisent2vec.model import SentenceModel, pair_encoder
     from xlsent.evaluate import tatoeba
-    from xlsent.tables import write_results
+    from xlsent.evaluate.results import write_results
 
     if args.model:
         model = SentenceModel.load(args.model)
@@ -169,7 +169,7 @@ def bisent2vec_eval_retrieval(args: argparse.Namespace) -> None:
     (Sabet et al. 2019, §4.3), the idf counted on that pair's words (`--idf`)."""
     from xlsent.bisent2vec.model import pair_encoder
     from xlsent.evaluate import retrieval
-    from xlsent.tables import write_results
+    from xlsent.evaluate.results import write_results
 
     models, idf_words = lang_paths(args.models), lang_paths(args.idf)
     pairs = retrieval_pairs(args)

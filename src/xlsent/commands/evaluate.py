@@ -1,8 +1,9 @@
 """Evaluate stage: Tatoeba retrieval and bitext mining (BUCC) of an encoder, and word
 translation (BLI) of word vectors.
 
-Every evaluation writes one run's results Parquet through `xlsent.tables.write_results`,
-except eval-mteb, which keeps MTEB's own result JSON (`xlsent.evaluate.mteb`).
+Every evaluation writes one run's results Parquet through
+`xlsent.evaluate.results.write_results`, except eval-mteb, which keeps MTEB's own result JSON
+(`xlsent.evaluate.mteb`).
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def _add_eval_tatoeba(sub: Subparsers) -> None:
 
 def eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.evaluate import tatoeba
-    from xlsent.tables import write_results
+    from xlsent.evaluate.results import write_results
 
     rows = tatoeba.evaluate(_vectors(args), Path(args.dir), args.langs, args.tatoeba_text)
     write_results(rows, "tatoeba", args.run, args.seed, args.out)
@@ -214,7 +215,7 @@ def _add_eval_retrieval(sub: Subparsers) -> None:
 
 def eval_retrieval(args: argparse.Namespace) -> None:
     from xlsent.evaluate import retrieval
-    from xlsent.tables import write_results
+    from xlsent.evaluate.results import write_results
 
     pairs = retrieval_pairs(args)
     encoder = _vectors(args)
@@ -334,7 +335,7 @@ def _add_eval_bli(sub: Subparsers) -> None:
 def eval_bli(args: argparse.Namespace) -> None:
     from xlsent.bisent2vec.model import SentenceModel
     from xlsent.evaluate import bli
-    from xlsent.tables import write_results
+    from xlsent.evaluate.results import write_results
 
     model = SentenceModel.load(args.model)
     src, tgt = ("en", args.lang) if args.direction == "en2xx" else (args.lang, "en")
@@ -461,7 +462,7 @@ def eval_bucc(args: argparse.Namespace) -> None:
 
     from xlsent.evaluate import bucc
     from xlsent.evaluate.mining import MiningSettings
-    from xlsent.tables import write_results
+    from xlsent.evaluate.results import write_results
 
     faiss.omp_set_num_threads(args.threads)
     rows = bucc.evaluate(

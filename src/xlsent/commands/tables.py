@@ -81,16 +81,14 @@ def _add_tables(sub: Subparsers) -> None:
 
 
 def tables(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import tatoeba, write
 
     groups = _groups(args.groups)
-    scarce = result_tables.scarce_languages(args.corpus_stats)
-    summary, per_language = result_tables.tatoeba_tables(
+    scarce = write.scarce_languages(args.corpus_stats)
+    summary, per_language = tatoeba.tatoeba_tables(
         args.results, groups, scarce, args.language_directions
     )
-    written = result_tables.write_tables(
-        summary, per_language, Path(args.out), groups, scarce=scarce
-    )
+    written = tatoeba.write_tables(summary, per_language, Path(args.out), groups, scarce=scarce)
     for path in written:
         log.info("wrote %s", path)
 
@@ -107,12 +105,12 @@ def _add_tables_retrieval(sub: Subparsers) -> None:
 
 
 def tables_retrieval(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import retrieval, write
 
     groups = _groups(args.groups)
-    scarce = result_tables.scarce_languages(args.corpus_stats)
-    table, pairs = result_tables.retrieval_table(args.results, groups, scarce)
-    result_tables.write_retrieval_table(table, pairs, Path(args.out), groups, scarce=scarce)
+    scarce = write.scarce_languages(args.corpus_stats)
+    table, pairs = retrieval.retrieval_table(args.results, groups, scarce)
+    retrieval.write_retrieval_table(table, pairs, Path(args.out), groups, scarce=scarce)
     log.info("wrote %s", args.out)
 
 
@@ -129,21 +127,21 @@ def _add_tables_ablation(sub: Subparsers) -> None:
 
 
 def tables_ablation(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import tatoeba, write
 
     groups = _groups(args.groups)
-    table = result_tables.ablation_table(args.results, args.runs, groups)
+    table = tatoeba.ablation_table(args.results, args.runs, groups)
     scarce = {
         lang: text
-        for lang, text in result_tables.scarce_languages(args.corpus_stats).items()
+        for lang, text in write.scarce_languages(args.corpus_stats).items()
         if lang in table.columns
     }
-    result_tables.write_table(
+    write.write_table(
         table,
         Path(args.out),
         caption="Ablation (WACSE Table 10): Tatoeba accuracy (%), mean of both directions, "
         f"averaged over {', '.join(groups)} and per language; seeds averaged.",
-        notes=result_tables.scarce_note(scarce),
+        notes=write.scarce_note(scarce),
     )
     log.info("wrote %s", args.out)
 
@@ -161,11 +159,11 @@ def _add_tables_transfer(sub: Subparsers) -> None:
 
 
 def tables_transfer(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import transfer
 
     pivots = {run: str(lang) for run, lang in lang_paths(args.pivots).items()}
-    table = result_tables.transfer_table(args.results, pivots, args.trained, _groups(args.groups))
-    result_tables.write_transfer_table(table, Path(args.out))
+    table = transfer.transfer_table(args.results, pivots, args.trained, _groups(args.groups))
+    transfer.write_transfer_table(table, Path(args.out))
     log.info("wrote %s", args.out)
 
 
@@ -174,10 +172,10 @@ def _add_tables_bli(sub: Subparsers) -> None:
 
 
 def tables_bli(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import bli
 
-    table, queries = result_tables.bli_table(args.results)
-    result_tables.write_bli_table(table, queries, Path(args.out))
+    table, queries = bli.bli_table(args.results)
+    bli.write_bli_table(table, queries, Path(args.out))
     log.info("wrote %s", args.out)
 
 
@@ -189,13 +187,13 @@ def _add_tables_bucc(sub: Subparsers) -> None:
 
 
 def tables_bucc(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import bucc
 
-    result_tables.write_bucc_table(
-        result_tables.bucc_table(args.results),
+    bucc.write_bucc_table(
+        bucc.bucc_table(args.results),
         Path(args.out),
-        notes=result_tables.bucc_notes(args.results),
-        lowered=result_tables.bucc_lowered(args.results),
+        notes=bucc.bucc_notes(args.results),
+        lowered=bucc.bucc_lowered(args.results),
     )
     log.info("wrote %s", args.out)
 
@@ -210,8 +208,8 @@ def _add_tables_mteb(sub: Subparsers) -> None:
 
 
 def tables_mteb(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
     from xlsent.evaluate import mteb
+    from xlsent.tables import mteb as mteb_tables
 
     rows = []
     for label, directory in lang_paths(args.results).items():
@@ -219,8 +217,8 @@ def tables_mteb(args: argparse.Namespace) -> None:
         if not sep or not seed.isdigit():
             raise UsageError(f"--results: expected RUN/seedSEED=DIR, got {label!r}")
         rows += [{"run": run, "seed": int(seed), **row} for row in mteb.read_results(directory)]
-    summary, per_subset = result_tables.mteb_table(rows)
-    for path in result_tables.write_mteb_tables(summary, per_subset, Path(args.out)):
+    summary, per_subset = mteb_tables.mteb_table(rows)
+    for path in mteb_tables.write_mteb_tables(summary, per_subset, Path(args.out)):
         log.info("wrote %s", path)
 
 
@@ -348,7 +346,7 @@ def _add_tables_cost(sub: Subparsers) -> None:
 
 
 def tables_cost(args: argparse.Namespace) -> None:
-    from xlsent import tables as result_tables
+    from xlsent.tables import cost
 
     gpus = {key: int(value) for key, value in (item.split("=", 1) for item in args.gpus)}
     # A training run's checkpoint directory {run}/seed{seed} records the jobs before the one
@@ -357,6 +355,6 @@ def tables_cost(args: argparse.Namespace) -> None:
         f"train/{path.parent.parent.name}/{path.parent.name}": json.loads(path.read_text())
         for path in Path(args.checkpoints).glob("*/seed*/earlier_attempts.json")
     }
-    table = result_tables.cost_table(args.benchmarks, gpus, earlier)
-    result_tables.write_cost_table(table, Path(args.out))
+    table = cost.cost_table(args.benchmarks, gpus, earlier)
+    cost.write_cost_table(table, Path(args.out))
     log.info("wrote %s", args.out)

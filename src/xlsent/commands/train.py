@@ -88,7 +88,8 @@ def train(args: argparse.Namespace) -> None:
     from xlsent.models.sentence import SentenceSettings
     from xlsent.recovery import sole_writer
     from xlsent.train import distributed
-    from xlsent.train.loop import ModelSpec, Trainer, TrainSettings
+    from xlsent.train.loop import Trainer
+    from xlsent.train.settings import ModelSpec, TrainSettings
 
     settings = json.loads(args.settings)
     model = json.loads(args.model)

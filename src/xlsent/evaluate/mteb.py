@@ -16,7 +16,7 @@ ones other papers report with the same harness. The pieces:
   fraction of foreign sentences whose nearest English sentence is their translation: our
   Tatoeba `xx2en` accuracy over 100. No download, so it also runs where the hub cannot.
 - `run` (tasks by name, subsets kept to English and the evaluated languages, one JSON per task)
-  and `read_results` (those JSON files back as rows for `xlsent.tables.mteb_table`).
+  and `read_results` (those JSON files back as rows for `xlsent.tables.mteb.mteb_table`).
 
 Hub tasks read their data from the Hugging Face hub, or offline from a cache filled
 beforehand (`fetch`; docs/configuration.md, air-gapped clusters).

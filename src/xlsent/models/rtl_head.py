@@ -96,7 +96,8 @@ class RTLHead(nn.Module):
         self.layers = nn.ModuleList(copy.deepcopy(layer) for layer in last)
         self.lm_head = mlm_head(encoder.config, self.embeddings.word_embeddings, pretrained_dir)
         # Not in the state dict: what the vocabulary is derives from the run's settings and
-        # input files, which a checkpoint must match to be resumed (`Trainer._fingerprint`).
+        # input files, which a checkpoint must match to be resumed
+        # (`xlsent.train.checkpoints.fingerprint`).
         kept, row_of = None, None
         if vocabulary is not None:
             size = self.embeddings.word_embeddings.num_embeddings

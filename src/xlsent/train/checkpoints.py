@@ -12,21 +12,31 @@ best, whose weights must still be there (the replay may not beat it again on a G
 
 `earlier_attempts.json` records the jobs that trained this run before the current one, up
 to their last checkpoint (the cost table adds them to the job that finished the run).
+
+Beside the files, what a checkpoint holds that is not the trainer's own state: the
+`fingerprint` of the run it belongs to, each process's random state (`random_state`), and
+the jobs that trained the run so far (`Attempts`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import logging
 import os
 import pickle
-from collections.abc import Collection
+import time
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from xlsent.errors import XlsentError
-from xlsent.io import atomic_path, write_json
+from xlsent.io import atomic_path, sha256_file, write_json
 from xlsent.readback import set_aside
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +131,12 @@ class Checkpoints:
         """Record the jobs that trained the run before this one (`earlier_attempts.json`)."""
         write_json(self.attempts, attempts)
 
-    def save_best(self, weights: dict, step: int) -> None:
-        """Keep `weights`, the model's at the dev evaluation of `step`."""
+    def save_best(self, step: int, model: nn.Module, mlm_head: nn.Module | None) -> None:
+        """Keep the weights of the dev evaluation at `step`: the encoder's, and the MLM head's
+        if it has one (exported with the model for the runs that start from it)."""
+        weights = {"step": step, "model": model.state_dict()}
+        if mlm_head is not None:
+            weights["mlm_head"] = mlm_head.state_dict()
         save(weights, self.best(step))
 
     def load_best(self, step: int, device: torch.device) -> dict:
@@ -145,12 +159,14 @@ class Checkpoints:
             if step not in keep:
                 path.unlink()
 
-    def drop_best_after(self, step: int) -> None:
-        """Remove the best weights of the steps after `step`: a future that a run resumed at
-        `step` replays (and, on a non-deterministic GPU, may not repeat)."""
+    def resumed(self, step: int, best: int | None) -> None:
+        """After a resume at `step`: remove the best weights that the killed run wrote after
+        it, a future that the run replays (and, on a non-deterministic GPU, may not repeat),
+        and check those of the `best` step that the checkpoint names (`check_best`)."""
         for later, path in self._best_steps().items():
             if later > step:
                 path.unlink()
+        self.check_best(best)
 
     def check_best(self, step: int | None) -> None:
         """Stop when the record names a best `step` whose weights are not there: exporting
@@ -182,3 +198,81 @@ def save(state: dict, path: Path) -> None:
             if isinstance(err.__context__, OSError):
                 raise err.__context__ from err
             raise
+
+
+def fingerprint(
+    settings: TrainSettings, model_spec: ModelSpec, inputs: Iterable[Path], world_size: int
+) -> str:
+    """What a checkpoint must match to be resumed: the settings, the model entry, the number
+    of processes, and the content of the `inputs` (the training and dev files) and of the
+    directories the model starts from.
+
+    Content, not modification times: `snakemake --touch` (what docs/recovery.md advises
+    after copying a results tree) or an input rebuilt to the same bytes keeps a run's
+    checkpoint; a model it starts from that was trained again does not."""
+    paths = list(inputs)
+    # One root per directory: a pretrained model's tokenizer directory is often the
+    # model's own, however the command line spells the two. Keyed by the resolved path,
+    # hashed under the given one, so that a results tree moved elsewhere keeps its runs.
+    roots: dict[Path, Path] = {}
+    for root in (model_spec.tokenizer_dir, model_spec.pretrained_dir):
+        if root is not None:
+            roots.setdefault(Path(root).resolve(), Path(root))
+    for root in roots.values():
+        paths += [p for p in root.rglob("*") if p.is_file()]
+    files = {str(p): sha256_file(p) for p in paths}
+    blob = json.dumps(
+        [
+            dataclasses.asdict(settings),
+            dataclasses.asdict(model_spec),
+            files,
+            world_size,
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def random_state() -> dict:
+    """This process's random state, as a checkpoint keeps it."""
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+    }
+
+
+def set_random_state(rng: dict) -> None:
+    """Continue from the random state `random_state` kept."""
+    torch.set_rng_state(rng["torch"].cpu())
+    if rng["cuda"] is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(rng["cuda"])
+
+
+class Attempts:
+    """The jobs that trained the run, for what it cost: those before this one, to their last
+    checkpoint (`earlier`, from the checkpoint this one resumed), and this one since it
+    started (its clocks: set up, trained and evaluated)."""
+
+    def __init__(self) -> None:
+        self._clocks = (time.perf_counter(), time.process_time())
+        self.earlier: list[dict] = []
+        self._resumed_at = 0
+
+    def resumed(self, state: dict) -> None:
+        """Continue the record of the checkpoint `state` that this job resumed."""
+        # Checkpoints written before jobs recorded their time have none to add.
+        self.earlier, self._resumed_at = state.get("attempts", []), state["step"]
+
+    def until(self, step: int) -> list[dict]:
+        """Every job's work, this one's to `step`: the steps it trained, its wall and CPU
+        seconds (what a checkpoint at `step` keeps)."""
+        wall, cpu = self._clocks
+        return [
+            *self.earlier,
+            {
+                "steps": [self._resumed_at, step],
+                "seconds": round(time.perf_counter() - wall, 1),
+                "cpu_seconds": round(time.process_time() - cpu, 1),
+            },
+        ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,19 @@ class Tokens:
     sep: int
     pad: int
     mask: int
+
+    @classmethod
+    def read(cls, tokenizer_dir: Path) -> Tokens:
+        """The special ids of the tokenizer in `tokenizer_dir`."""
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+        return cls(
+            tokenizer.cls_token_id,
+            tokenizer.sep_token_id,
+            tokenizer.pad_token_id,
+            tokenizer.mask_token_id,
+        )
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,18 @@ def init(device_type: str) -> World:
     return world
 
 
+def world_and_device(name: str) -> tuple[World, torch.device]:
+    """The processes (torchrun's, or this one alone) and this one's device: `name`, `auto`
+    a GPU if there is one; under several processes on GPUs, the local rank's."""
+    requested = torch.device(
+        ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
+    )
+    world = init(requested.type)
+    if requested.type == "cuda" and world.size > 1:
+        return world, torch.device("cuda", world.local_rank)
+    return world, requested
+
+
 def gather(tensor: torch.Tensor) -> tuple[torch.Tensor, int]:
     """Every process's `tensor` concatenated (gradients flow back to each owner) and the
     offset of this process's rows."""

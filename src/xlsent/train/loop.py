@@ -4,11 +4,12 @@ One optimisation step consumes `batch_size` pairs as `batch_size / (micro_batch_
 processes)` micro-batches per process; the in-batch negatives of the ranking loss are the
 whole batch's (`negatives: batch`, by gradient caching: `xlsent.train.cached_tr`) or each
 (global) micro-batch's (`negatives: micro_batch`). What is optimised is the run's method
-(`xlsent.train.objectives`). Every `eval_every` steps the dev P@1 (similarity search of each
-language's dev pairs, both directions averaged) picks the best checkpoint; every
-`checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full state is saved so that
-a restarted job continues exactly where it stopped: weights, optimizer, scheduler, data
-position and random state (the files: `xlsent.train.checkpoints`).
+(`xlsent.train.objectives`), by AdamW (`xlsent.train.optim`). Every `eval_every` steps the
+dev P@1 (similarity search of each language's dev pairs, both directions averaged) picks the
+best checkpoint; every `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full
+state is saved so that a restarted job continues exactly where it stopped: weights,
+optimizer, scheduler, data position and random state (the files, and the fingerprint of the
+run a checkpoint must match: `xlsent.train.checkpoints`).
 
 Pretraining (`mlm`, `tlm`) reads the same files: `mlm` as monolingual sentences drawn
 language by language (`xlsent.train.data.LanguageSampler`), each micro-batch as many
@@ -19,15 +20,12 @@ MLM head that the runs starting from it (`init_from`) predict with.
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 import logging
 import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,14 +34,19 @@ from torch import nn
 
 from xlsent.evaluate.search import p_at_1
 from xlsent.faults import kill_point
-from xlsent.io import atomic_path, sha256_file, write_json
+from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
-from xlsent.models.sentence import SentenceSettings
 from xlsent.ragged import Ragged
-from xlsent.train import distributed, step
-from xlsent.train.checkpoints import Checkpoints
+from xlsent.train import distributed, optim, step
+from xlsent.train.checkpoints import (
+    Attempts,
+    Checkpoints,
+    fingerprint,
+    random_state,
+    set_random_state,
+)
 from xlsent.train.collate import Batch, Tokens, collate
 from xlsent.train.data import (
     EpochSampler,
@@ -57,80 +60,9 @@ from xlsent.train.data import (
     monolingual,
 )
 from xlsent.train.objectives import Objectives
+from xlsent.train.settings import ModelSpec, TrainSettings
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    seed: int
-    method: str = "tr"
-    max_length: int = 32
-    lr: float = 5e-5
-    weight_decay: float = 0.01
-    warmup_steps: int = 0
-    max_grad_norm: float = 1.0
-    batch_size: int = 1024
-    micro_batch_size: int = 256
-    max_steps: int = 100_000
-    freeze_word_embeddings: bool = False
-    eval_every: int = 2000
-    checkpoint_every: int = 2000
-    log_every: int = 50
-    temperature: float = 0.05
-    direction: str = "fwd"
-    negatives: str = "batch"
-    dev_max_pairs: int | None = None
-    device: str = "auto"
-    precision: str = "bf16"
-    pooler: str = "cls"
-    length_groups: int = 1
-    language_embeddings: bool = False
-    wacse_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    awp_samples: int = 1
-    wtr_temperature: float = 0.05
-    rtl_weight: float = 0.8
-    rtl_layers: int = 2
-    rtl_vocabulary: str = "english"
-    mlm_probability: float = 0.15
-    language_sampling: float = 0.3
-    tlm_weight: float = 1.0
-    tlm_input: str = "xlm"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "wacse_weights", tuple(self.wacse_weights))  # JSON gives lists
-        for key, allowed in (("rtl_vocabulary", RTL_VOCABULARIES), ("tlm_input", TLM_INPUTS)):
-            if getattr(self, key) not in allowed:
-                raise ValueError(
-                    f"train.{key} is {getattr(self, key)!r}, not one of {', '.join(allowed)}"
-                )
-
-    @property
-    def pretraining(self) -> bool:
-        """Whether the run only models language (it exports its last step, with its head)."""
-        return self.method in PRETRAINING
-
-    @property
-    def sentences_per_pair(self) -> int:
-        """Sentences a micro-batch draws per pair of micro_batch_size: MLM's are sentences."""
-        return 2 if self.method == "mlm" else 1
-
-
-PRETRAINING = ("mlm", "tlm")
-RTL_VOCABULARIES = ("english", "all")
-TLM_INPUTS = ("xlm", "dap")
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """The run's model entry as the trainer builds it. `sentence`: the entry's pooling and
-    prefix, which win over what a checkpoint it starts from records (`init_from`)."""
-
-    init: str  # "pretrained" | "scratch"
-    tokenizer_dir: Path
-    pretrained_dir: Path | None = None
-    shape: dict | None = None
-    sentence: SentenceSettings = dataclasses.field(default_factory=SentenceSettings)
 
 
 class Preempted(SystemExit):
@@ -154,14 +86,13 @@ class Trainer:
         the heads') depends on it."""
         self.settings = settings
         self.model_spec = model_spec
-        # This job's clocks, for what it cost (`_attempt`): set up, trained and evaluated.
-        self._clocks = (time.perf_counter(), time.process_time())
+        self.attempts = Attempts()  # this job's clocks start: set up, trained and evaluated
         self.checkpoints = Checkpoints(checkpoint_dir)
-        self.world, self.device = _world_and_device(settings.device)
+        self.world, self.device = distributed.world_and_device(settings.device)
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
-        self.accumulation = _accumulation(settings, self.world.size)
+        self.accumulation = step.micro_batches(settings, self.world.size)
         torch.manual_seed(settings.seed)
-        tokens = _special_tokens(model_spec.tokenizer_dir)
+        tokens = Tokens.read(model_spec.tokenizer_dir)
         self.special = (tokens.cls, tokens.sep, tokens.pad)
         self.train_data, self.words = self._training_data(train_paths)
         self.dev_data = {
@@ -172,20 +103,18 @@ class Trainer:
         self.languages = encoder.language_ids(self.model)
         self.objective = self._build_objective(tokens)
         self.forward = self._distributed(self.objective)
-        self.optimizer = torch.optim.AdamW(
-            self._parameter_groups(), lr=settings.lr, betas=(0.9, 0.999), eps=1e-8
-        )
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        self.optimizer, self.scheduler = optim.adamw(self.objective, settings)
         # Where the run stands: what a checkpoint saves.
         self.sampler = self._sampler()
         self.step = 0
         self.best: dict = {"step": None, "dev_p1": -1.0}
         self.history: list[dict] = []
-        self.attempts: list[dict] = []  # the jobs before this one, to their last checkpoint
-        self._resumed_at = 0
         # The main process reads the inputs through once; the others take its fingerprint.
-        fingerprint = self._fingerprint(train_paths, dev_paths) if self.world.main else None
-        self.fingerprint = distributed.gather_objects(fingerprint, self.world)[0]
+        inputs = [*train_paths.values(), *dev_paths.values()]
+        mine = (
+            fingerprint(settings, model_spec, inputs, self.world.size) if self.world.main else None
+        )
+        self.fingerprint = distributed.gather_objects(mine, self.world)[0]
         self._stop = False
         self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
 
@@ -211,16 +140,11 @@ class Trainer:
             pool = load_pairs(paths, s.max_length)
         if s.method == "mlm":
             pool = monolingual(pool)
+            probabilities = self._language_probabilities(pool).round(4).tolist()
             log.info(
                 "monolingual sentences per language: %s; sampled with probabilities %s",
                 dict(zip(pool.langs, pool.counts().tolist(), strict=True)),
-                dict(
-                    zip(
-                        pool.langs,
-                        self._language_probabilities(pool).round(4).tolist(),
-                        strict=True,
-                    )
-                ),
+                dict(zip(pool.langs, probabilities, strict=True)),
             )
         per_step = s.micro_batch_size * self.world.size
         if len(pool) < per_step:
@@ -301,66 +225,10 @@ class Trainer:
         log.info("RTL predicts over the %d token ids of the English training side", len(ids))
         return ids
 
-    def _parameter_groups(self) -> list[dict]:
-        # The usual BERT recipe: no weight decay on biases and LayerNorm weights.
-        decay, no_decay = [], []
-        for name, param in self.objective.named_parameters():
-            if not param.requires_grad:
-                continue
-            norm = "layernorm" in name.lower() or "layer_norm" in name
-            (no_decay if param.ndim < 2 or norm else decay).append(param)
-        return [
-            {"params": decay, "weight_decay": self.settings.weight_decay},
-            {"params": no_decay, "weight_decay": 0.0},
-        ]
-
-    def _lr_factor(self, step: int) -> float:
-        """Linear warm-up, then linear decay to zero at `max_steps`."""
-        s = self.settings
-        if step < s.warmup_steps:
-            return (step + 1) / s.warmup_steps
-        return max(0.0, (s.max_steps - step) / max(1, s.max_steps - s.warmup_steps))
-
-    def _fingerprint(self, train_paths: dict[str, Path], dev_paths: dict[str, Path]) -> str:
-        """What a checkpoint must match to be resumed: the settings, the model entry, and the
-        content of the input files and of the directories the model starts from.
-
-        Content, not modification times: `snakemake --touch` (what docs/recovery.md advises
-        after copying a results tree) or an input rebuilt to the same bytes keeps a run's
-        checkpoint; a model it starts from that was trained again does not."""
-        paths = [*train_paths.values(), *dev_paths.values()]
-        # One root per directory: a pretrained model's tokenizer directory is often the
-        # model's own, however the command line spells the two. Keyed by the resolved path,
-        # hashed under the given one, so that a results tree moved elsewhere keeps its runs.
-        roots: dict[Path, Path] = {}
-        for root in (self.model_spec.tokenizer_dir, self.model_spec.pretrained_dir):
-            if root is not None:
-                roots.setdefault(Path(root).resolve(), Path(root))
-        for root in roots.values():
-            paths += [p for p in root.rglob("*") if p.is_file()]
-        files = {str(p): sha256_file(p) for p in paths}
-        blob = json.dumps(
-            [
-                dataclasses.asdict(self.settings),
-                dataclasses.asdict(self.model_spec),
-                files,
-                self.world.size,
-            ],
-            sort_keys=True,
-            default=str,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()
-
     # -- checkpoints ---------------------------------------------------------------------------
     def save_checkpoint(self) -> None:
         """Save the full state (the main process writes; every process's random state)."""
-        rng = distributed.gather_objects(
-            {
-                "torch": torch.get_rng_state(),
-                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-            },
-            self.world,
-        )
+        rng = distributed.gather_objects(random_state(), self.world)
         if self.world.main:
             self.checkpoints.save(
                 {
@@ -372,21 +240,12 @@ class Trainer:
                     "sampler": self.sampler.state(),
                     "best": self.best,
                     "history": self.history,
-                    "attempts": [*self.attempts, self._attempt()],
+                    "attempts": self.attempts.until(self.step),
                     "rng": rng,
                 }
             )
             log.info("checkpoint at step %d: %s", self.step, self.checkpoints.last)
         distributed.barrier(self.world)
-
-    def _attempt(self) -> dict:
-        """This job's work so far: the steps it trained, its wall and CPU seconds."""
-        wall, cpu = self._clocks
-        return {
-            "steps": [self._resumed_at, self.step],
-            "seconds": round(time.perf_counter() - wall, 1),
-            "cpu_seconds": round(time.process_time() - cpu, 1),
-        }
 
     def resume(self) -> bool:
         """Continue from the latest checkpoint that loads if it belongs to this exact run."""
@@ -407,16 +266,10 @@ class Trainer:
         self.sampler = self._sampler(state["sampler"])
         self.best = state["best"]
         self.history = state["history"]
-        # Checkpoints written before jobs recorded their time have none to add.
-        self.attempts, self._resumed_at = state.get("attempts", []), self.step
+        self.attempts.resumed(state)
         if self.world.main:
-            # Best weights written after this checkpoint by the run that was killed.
-            self.checkpoints.drop_best_after(self.step)
-            self.checkpoints.check_best(self.best["step"])
-        rng = state["rng"][self.world.rank]
-        torch.set_rng_state(rng["torch"].cpu())
-        if rng["cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(rng["cuda"])
+            self.checkpoints.resumed(self.step, self.best["step"])
+        set_random_state(state["rng"][self.world.rank])
         log.info("resumed from %s at step %d", path, self.step)
         return True
 
@@ -532,7 +385,7 @@ class Trainer:
         s = self.settings
         self.resume()
         if self.world.main:  # for the cost table: what the jobs before this one cost
-            self.checkpoints.record_attempts(self.attempts)
+            self.checkpoints.record_attempts(self.attempts.earlier)
         else:
             log_path = None  # one process keeps the records
         if log_path is not None:  # the live log restarts from what the checkpoint knew
@@ -572,7 +425,7 @@ class Trainer:
                     improved = s.pretraining or result["dev_p1"] > self.best["dev_p1"]
                     if improved:
                         self.best = {"step": self.step, **result}
-                        self.checkpoints.save_best(self._weights(), self.step)
+                        self.checkpoints.save_best(self.step, self.model, self.objective.mlm)
                     self._log({"step": self.step, **result, "best": improved}, log_path)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
@@ -586,14 +439,6 @@ class Trainer:
         finally:
             signal.signal(signal.SIGTERM, previous)
         return self.best
-
-    def _weights(self) -> dict:
-        """What a best step keeps: the encoder's weights, and the MLM head's if it has one
-        (exported with the model for the runs that start from it)."""
-        weights = {"step": self.step, "model": self.model.state_dict()}
-        if self.objective.mlm is not None:
-            weights["mlm_head"] = self.objective.mlm.state_dict()
-        return weights
 
     def _log(self, entry: dict, log_path: Path | None) -> None:
         if not self.world.main:
@@ -623,42 +468,6 @@ class Trainer:
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
         self.checkpoints.finish()
-
-
-def _world_and_device(name: str) -> tuple[distributed.World, torch.device]:
-    """The processes (torchrun's, or this one alone) and this one's device: `name`, `auto`
-    a GPU if there is one; under several processes on GPUs, the local rank's."""
-    requested = torch.device(
-        ("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name
-    )
-    world = distributed.init(requested.type)
-    if requested.type == "cuda" and world.size > 1:
-        return world, torch.device("cuda", world.local_rank)
-    return world, requested
-
-
-def _accumulation(settings: TrainSettings, world_size: int) -> int:
-    """Micro-batches per optimizer step in each of `world_size` processes. The config check
-    (`xlsent.config.checks`) knows the multiple of micro_batch_size, not the GPUs."""
-    per_step = settings.micro_batch_size * world_size
-    if settings.batch_size % per_step:
-        raise ValueError(
-            f"train.batch_size ({settings.batch_size}) must be a multiple of "
-            f"train.micro_batch_size × GPUs ({settings.micro_batch_size} × {world_size})"
-        )
-    return settings.batch_size // per_step
-
-
-def _special_tokens(tokenizer_dir: Path) -> Tokens:
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    return Tokens(
-        tokenizer.cls_token_id,
-        tokenizer.sep_token_id,
-        tokenizer.pad_token_id,
-        tokenizer.mask_token_id,
-    )
 
 
 def _mean(records: list[dict], part: str) -> float:

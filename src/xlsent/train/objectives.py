@@ -38,6 +38,7 @@ from xlsent.models.mlm_head import mlm_head
 from xlsent.models.rtl_head import RTLHead, first_position
 from xlsent.models.sentence import SentenceSettings, pool
 from xlsent.train.collate import Batch, Collator, Tokens
+from xlsent.train.settings import TrainSettings
 
 # The language-modelling objective of each method that has one.
 LM_OBJECTIVE = {"mlm": "mlm", "tlm": "tlm", "tr-tlm": "tlm"}
@@ -50,7 +51,7 @@ class Objectives(nn.Module):
     def __init__(
         self,
         encoder: nn.Module,
-        settings: object,
+        settings: TrainSettings,
         tokens: Tokens,
         language_ids: dict[str, int] | None = None,
         pretrained_dir: str | None = None,

@@ -21,6 +21,19 @@ from torch import nn
 from xlsent.train import cached_tr
 from xlsent.train.collate import Batch
 from xlsent.train.objectives import Objectives
+from xlsent.train.settings import TrainSettings
+
+
+def micro_batches(settings: TrainSettings, world_size: int) -> int:
+    """Micro-batches per optimizer step in each of `world_size` processes. The config check
+    (`xlsent.config.checks`) knows the multiple of micro_batch_size, not the GPUs."""
+    per_step = settings.micro_batch_size * world_size
+    if settings.batch_size % per_step:
+        raise ValueError(
+            f"train.batch_size ({settings.batch_size}) must be a multiple of "
+            f"train.micro_batch_size × GPUs ({settings.micro_batch_size} × {world_size})"
+        )
+    return settings.batch_size // per_step
 
 
 def accumulate(

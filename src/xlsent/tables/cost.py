@@ -1,0 +1,104 @@
+"""The cost table (`tables_cost`): what each stage and run cost, from the jobs' benchmark
+files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from xlsent.tables.write import write_table
+
+# Where a run's name sits in a rule's benchmark path (results/benchmarks/{rule}/...): the jobs
+# of these rules are one run's; every other rule's jobs serve all runs.
+RUN_PART = {"train": 1, "train_dualpivot": 1, "eval": 2, "bisent2vec_train": 1}
+
+
+def cost_table(
+    benchmarks: str | os.PathLike[str],
+    gpus: dict[str, int],
+    earlier: Mapping[str, Sequence[dict]] | None = None,
+) -> pl.DataFrame:
+    """What each stage cost, from the `benchmark:` files under `benchmarks` (Snakemake's TSV
+    of one job each: wall seconds, peak RSS, CPU seconds).
+
+    One row per stage (the rule; `eval/{task}` for evaluations, `align/{aligner}` for the
+    alignment shards) and run (empty for the stages every run shares): jobs, attempts (the
+    jobs, and the earlier jobs of a resumed one), wall minutes (summed over jobs), CPU
+    minutes, the largest peak RSS (GB), and GPU hours (wall × GPUs of the job: `gpus` maps a
+    stage, or `stage/run`, to the GPUs each of its jobs held; 0 for the rest). `earlier` maps
+    a benchmark file's path below `benchmarks`, without its suffix (`train/tr/seed42`), to the
+    jobs that worked towards it before it resumed their work ({seconds, cpu_seconds} each, to
+    its last checkpoint): their time is added to it.
+    """
+    root = Path(benchmarks)
+    rows = []
+    for path in sorted(root.rglob("*.tsv")):
+        job = path.relative_to(root).with_suffix("")
+        parts = job.parts
+        stage = "/".join(parts[:2]) if parts[0] in ("eval", "align") else parts[0]
+        at = RUN_PART.get(parts[0])
+        run = parts[at] if at is not None and len(parts) > at + 1 else ""
+        record = pl.read_csv(path, separator="\t").row(-1, named=True)  # the last repeat
+        before = (earlier or {}).get(job.as_posix(), ())
+        wall = float(record["s"]) + sum(attempt["seconds"] for attempt in before)
+        cpu = _number(record.get("cpu_time"))
+        held = gpus.get(f"{stage}/{run}", gpus.get(stage, 0))
+        rows.append(
+            {
+                "stage": stage,
+                "run": run,
+                "attempts": 1 + len(before),
+                "wall_s": wall,
+                "cpu_s": None if cpu is None else cpu + sum(a["cpu_seconds"] for a in before),
+                "max_rss_mb": _number(record.get("max_rss")),
+                "gpu_s": wall * held,
+            }
+        )
+    if not rows:
+        raise ValueError(f"no benchmark files under {root}")
+    return (
+        pl.DataFrame(rows)
+        .group_by("stage", "run", maintain_order=True)
+        .agg(
+            pl.len().alias("jobs"),
+            pl.col("attempts").sum(),
+            (pl.col("wall_s").sum() / 60).alias("wall_min"),
+            # null where no job of the stage could be measured (not 0)
+            pl.when(pl.col("cpu_s").is_not_null().any())
+            .then(pl.col("cpu_s").sum() / 60)
+            .alias("cpu_min"),
+            (pl.col("max_rss_mb").max() / 1024).alias("peak_rss_gb"),
+            (pl.col("gpu_s").sum() / 3600).alias("gpu_h"),
+        )
+        .sort("stage", "run")
+    )
+
+
+def _number(value: object) -> float | None:
+    """A benchmark cell as a number: Snakemake writes "-" where it could not measure."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def write_cost_table(table: pl.DataFrame, out_csv: Path) -> None:
+    """Write the cost table (`cost_table`) and its Markdown, with the totals under it."""
+    totals = table.select(pl.col("wall_min", "cpu_min", "gpu_h").sum()).row(0, named=True)
+    write_table(
+        table,
+        out_csv,
+        digits=2,
+        caption="What each stage cost: jobs, wall and CPU minutes summed over its jobs, the "
+        "largest peak resident memory (GB), GPU hours (wall × the job's GPUs). A stage with a "
+        "run is that run's; the others serve every run. A training job that resumed the work "
+        "of killed jobs counts their time too, up to their last checkpoint (`attempts`: the "
+        "jobs counted).",
+        notes=[
+            f"Total: {totals['wall_min']:.1f} wall minutes (summed over jobs, not elapsed), "
+            f"{totals['cpu_min']:.1f} CPU minutes, {totals['gpu_h']:.2f} GPU hours."
+        ],
+    )

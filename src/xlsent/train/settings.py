@@ -1,0 +1,83 @@
+"""What the trainer is given: the run's `train` settings (`TrainSettings`, parsed from the
+schema's `train` block by `xlsent.config.runs.settings_object`) and its model entry as the
+trainer builds it (`ModelSpec`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlsent.models.sentence import SentenceSettings
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    seed: int
+    method: str = "tr"
+    max_length: int = 32
+    lr: float = 5e-5
+    weight_decay: float = 0.01
+    warmup_steps: int = 0
+    max_grad_norm: float = 1.0
+    batch_size: int = 1024
+    micro_batch_size: int = 256
+    max_steps: int = 100_000
+    freeze_word_embeddings: bool = False
+    eval_every: int = 2000
+    checkpoint_every: int = 2000
+    log_every: int = 50
+    temperature: float = 0.05
+    direction: str = "fwd"
+    negatives: str = "batch"
+    dev_max_pairs: int | None = None
+    device: str = "auto"
+    precision: str = "bf16"
+    pooler: str = "cls"
+    length_groups: int = 1
+    language_embeddings: bool = False
+    wacse_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    awp_samples: int = 1
+    wtr_temperature: float = 0.05
+    rtl_weight: float = 0.8
+    rtl_layers: int = 2
+    rtl_vocabulary: str = "english"
+    mlm_probability: float = 0.15
+    language_sampling: float = 0.3
+    tlm_weight: float = 1.0
+    tlm_input: str = "xlm"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wacse_weights", tuple(self.wacse_weights))  # JSON gives lists
+        for key, allowed in (("rtl_vocabulary", RTL_VOCABULARIES), ("tlm_input", TLM_INPUTS)):
+            if getattr(self, key) not in allowed:
+                raise ValueError(
+                    f"train.{key} is {getattr(self, key)!r}, not one of {', '.join(allowed)}"
+                )
+
+    @property
+    def pretraining(self) -> bool:
+        """Whether the run only models language (it exports its last step, with its head)."""
+        return self.method in PRETRAINING
+
+    @property
+    def sentences_per_pair(self) -> int:
+        """Sentences a micro-batch draws per pair of micro_batch_size: MLM's are sentences."""
+        return 2 if self.method == "mlm" else 1
+
+
+PRETRAINING = ("mlm", "tlm")
+RTL_VOCABULARIES = ("english", "all")
+TLM_INPUTS = ("xlm", "dap")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The run's model entry as the trainer builds it. `sentence`: the entry's pooling and
+    prefix, which win over what a checkpoint it starts from records (`init_from`)."""
+
+    init: str  # "pretrained" | "scratch"
+    tokenizer_dir: Path
+    pretrained_dir: Path | None = None
+    shape: dict | None = None
+    sentence: SentenceSettings = dataclasses.field(default_factory=SentenceSettings)
