@@ -148,12 +148,15 @@ def train_dualpivot(args: argparse.Namespace) -> None:
     from xlsent.models.sentence import SentenceSettings
     from xlsent.train import dualpivot
     from xlsent.train.data import load_pairs
+    from xlsent.train.reproducible import fixed_reduction_order
 
     settings = dualpivot.DualPivotSettings(**json.loads(args.settings))
     torch.set_num_threads(args.threads)
+    device = torch.device(resolve_device(settings.device))
+    fixed_reduction_order(device)
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
     special = (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id)
-    encoder = AutoModel.from_pretrained(args.encoder).to(resolve_device(settings.device))
+    encoder = AutoModel.from_pretrained(args.encoder).to(device)
     splits = {}
     for split, path in (("train", args.train), ("dev", args.dev)):
         pairs = load_pairs({settings.pivot: Path(path)}, settings.max_length)

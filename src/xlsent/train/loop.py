@@ -60,6 +60,7 @@ from xlsent.train.data import (
     monolingual,
 )
 from xlsent.train.objectives import Objectives
+from xlsent.train.reproducible import fixed_reduction_order
 from xlsent.train.settings import ModelSpec, TrainSettings
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class Trainer:
         self.attempts = Attempts()  # this job's clocks start: set up, trained and evaluated
         self.checkpoints = Checkpoints(checkpoint_dir)
         self.world, self.device = distributed.world_and_device(settings.device)
+        fixed_reduction_order(self.device)
         self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
         self.accumulation = step.micro_batches(settings, self.world.size)
         torch.manual_seed(settings.seed)
