@@ -46,14 +46,19 @@ lint: setup
 system-deps:
 	bash tests/data/install_system_deps.sh
 
+# Two pytest workers (tests/conftest.py: which modules share one): most of a workflow test's
+# time is spent waiting on processes, Snakemake and Slurm, which the other worker's tests fill.
 # Every test's duration goes to logs/tests.xml (JUnit XML); `tests/durations.py` lists the
 # slowest, or compares two runs' side by side.
+TEST_WORKERS ?= 2
 test: setup system-deps lint
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest --junitxml=logs/tests.xml
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup \
+		--junitxml=logs/tests.xml
 
 # Markers are declared in pyproject.toml: `workflow` runs Snakemake, `slow` builds or kills.
 test-fast: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -m "not workflow and not cluster and not slow"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup \
+		-m "not workflow and not cluster and not slow"
 
 docs: setup
 	$(BIN)/python -m xlsent.docs
