@@ -20,6 +20,8 @@ SHARED_FIXTURES = {
 GROUP = {module: group for group, modules in SHARED_FIXTURES.items() for module in modules}
 
 
+# First: xdist reads the marks in its own hook of the same name.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module = item.module.__name__.rpartition(".")[2]
