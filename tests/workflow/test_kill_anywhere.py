@@ -37,7 +37,14 @@ from pathlib import Path
 
 import pytest
 import torch
-from support import copy_tree, snakemake, snakemake_command, snakemake_env, write_config
+from support import (
+    copy_tree,
+    snakemake,
+    snakemake_command,
+    snakemake_env,
+    tiny_shape,
+    write_config,
+)
 
 from xlsent.corpus.clean import CleanConfig, clean
 from xlsent.corpus.readers import demo
@@ -114,10 +121,7 @@ def base_config(aligner: Path) -> dict:
                 "init": "scratch",
                 "vocab_size": 400,
                 "tokenizer_sentences": 2000,
-                "hidden_size": 32,
-                "num_hidden_layers": 1,
-                "num_attention_heads": 2,
-                "intermediate_size": 64,
+                **tiny_shape(),
             }
         },
         "runs": {

@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import ROOT, copy_tree, snakemake, snakemake_command, snakemake_env, write_config
+from support import (
+    ROOT,
+    copy_tree,
+    snakemake,
+    snakemake_command,
+    snakemake_env,
+    tiny_shape,
+    write_config,
+)
 
 from xlsent.recovery import holders_log, marked
 
@@ -47,10 +55,7 @@ def tiny_config(max_steps: int = 8) -> dict:
                 "init": "scratch",
                 "vocab_size": 400,
                 "tokenizer_sentences": 2000,
-                "hidden_size": 32,
-                "num_hidden_layers": 1,
-                "num_attention_heads": 2,
-                "intermediate_size": 64,
+                **tiny_shape(),
             }
         },
         "runs": {"tr": {"method": "tr", "model": "tiny", "seeds": [42]}},

