@@ -1,6 +1,12 @@
+import hashlib
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pyarrow.parquet as pq
+from support import save_tiny_model
 from transformers import AutoTokenizer
 
 from xlsent.tokenize import subwords, word_tokenizer, words
@@ -67,6 +73,51 @@ def test_scratch_tokenizer_has_the_xlmr_layout(small_tokenizer):
     # Every SentencePiece piece survives the conversion, the most frequent ones included.
     assert len(tokenizer) == 1000
     assert {"▁", "a", "e"} <= set(tokenizer.get_vocab())
+
+
+# The tokenizer rule's copy of a pretrained tokenizer and a trained model's export, of MODEL
+# into OUT/tokenizer and OUT/export.
+SAVE_TOKENIZERS = """
+import sys
+from pathlib import Path
+from transformers import AutoModel
+from xlsent.models import encoder
+from xlsent.models.tokenizer import save_pretrained_tokenizer
+model, out = Path(sys.argv[1]), Path(sys.argv[2])
+save_pretrained_tokenizer(model, out / "tokenizer")
+encoder.save(AutoModel.from_pretrained(model), model, out / "export", 40)
+"""
+
+
+def _digests(directory: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(directory)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_saved_tokenizers_are_the_same_bytes_with_or_without_offline_mode(tmp_path):
+    """transformers 5 writes `local_files_only` into tokenizer_config.json: True where
+    HF_HUB_OFFLINE was set when the tokenizer was loaded. A tokenizer directory's bytes (the
+    trainer fingerprints every file of it) must not follow an environment variable."""
+    model = save_tiny_model(tmp_path / "model")
+    online = {
+        k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    }
+    outs = {}
+    for name, env in (("online", online), ("offline", {**online, "HF_HUB_OFFLINE": "1"})):
+        outs[name] = tmp_path / name
+        proc = subprocess.run(
+            [sys.executable, "-c", SAVE_TOKENIZERS, str(model), str(outs[name])],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (outs["online"] / "export" / "tokenizer_config.json").is_file()
+    assert _digests(outs["offline"]) == _digests(outs["online"])
 
 
 def test_subwords_are_the_encoders_ids_without_special_tokens(

@@ -175,6 +175,8 @@ def save(
     """
     from transformers import AutoTokenizer
 
+    from xlsent.models.tokenizer import drop_loading_record
+
     out.mkdir(parents=True, exist_ok=True)
     (out / ENCODER_DIR).mkdir()
     for name in ENCODER_FILES:
@@ -185,6 +187,7 @@ def save(
             except OSError:  # another file system, or one without hard links
                 shutil.copy2(source, out / ENCODER_DIR / name)
     AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out / ENCODER_DIR)
+    drop_loading_record(out / ENCODER_DIR)
     record = {"head": asdict(head.cfg), "prefix": prefix}
     (out / HEAD_FILE).write_text(json.dumps(record, indent=2) + "\n")
     torch.save(head.state_dict(), out / WEIGHTS_FILE)

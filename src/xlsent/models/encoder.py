@@ -182,6 +182,8 @@ def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length:
     from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from transformers import AutoTokenizer
 
+    from xlsent.models.tokenizer import drop_loading_record
+
     # The (unused) pooler is saved too, so AutoModel loads without missing weights.
     model.save_pretrained(out_dir)
     AutoTokenizer.from_pretrained(tokenizer_dir).save_pretrained(out_dir)
@@ -196,6 +198,7 @@ def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length:
         prompts=prompts if any(prompts.values()) else None,
         default_prompt_name="en" if shared and prompts["en"] else None,
     ).save(str(out_dir))
+    drop_loading_record(out_dir)
 
 
 class SentenceBatches:

@@ -256,6 +256,8 @@ def convert(path: str, out_dir: str | Path) -> dict:
     from tokenizers import Tokenizer
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
 
+    from xlsent.models.tokenizer import drop_loading_record
+
     file = bundled_file(path)
     bundle = read_bundle(file)
     s = bundle.shape
@@ -305,6 +307,7 @@ def convert(path: str, out_dir: str | Path) -> dict:
         SentenceTransformer(modules=[transformer, pooling, Normalize()], device="cpu").save(
             str(out)
         )
+        drop_loading_record(out)
         # Named as the generic class (sentence-transformers saved the tokenizer again):
         # transformers 4 and 5 both load it from tokenizer.json as it is, where 5 saves it
         # under a name 4 lacks, and XLM-R's own class would rebuild the pipeline (its split

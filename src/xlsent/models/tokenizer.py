@@ -7,6 +7,7 @@ sides, every language) and wraps it exactly as XLM-R wraps its own: the fairseq 
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
 import tempfile
@@ -24,6 +25,29 @@ if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
+
+# What transformers 5 writes into tokenizer_config.json about how that copy of the tokenizer
+# was loaded, not about the tokenizer: `local_files_only` is True where HF_HUB_OFFLINE (or
+# TRANSFORMERS_OFFLINE) was set, as from_pretrained turns it on in offline mode; `is_local`
+# whether the source was a directory or a hub id. from_pretrained sets both anew at every
+# load, so the saved values are never read; left in, one environment variable would change
+# the bytes of a tokenizer or model directory, which the trainer fingerprints file by file.
+LOADING_RECORD = ("is_local", "local_files_only")
+
+
+def drop_loading_record(directory: str | Path) -> None:
+    """Remove `LOADING_RECORD` from the tokenizer_config.json in `directory`, written again as
+    transformers writes it; call it after every save of a tokenizer (`save_pretrained`, or a
+    SentenceTransformer's `save`, which saves its tokenizer again). A file without those keys
+    (transformers 4 writes neither) is left as it is."""
+    path = Path(directory) / "tokenizer_config.json"
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    if not any(key in settings for key in LOADING_RECORD):
+        return
+    for key in LOADING_RECORD:
+        settings.pop(key, None)
+    text = json.dumps(settings, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")
 
 
 def _balanced_sample(corpus_paths: dict[str, Path], max_sentences: int, seed: int) -> list[str]:
@@ -80,6 +104,7 @@ def train_sentencepiece(
         shutil.copy(Path(tmp) / "sp.model", hf_dir / "sentencepiece.bpe.model")
         tokenizer = XLMRobertaTokenizer.from_pretrained(hf_dir)
         tokenizer.save_pretrained(out)
+        drop_loading_record(out)
         stats = {
             "sentences": len(sentences),
             "vocab_size": len(tokenizer),
@@ -99,6 +124,7 @@ def save_pretrained_tokenizer(model_dir: str | Path, out_dir: str | Path) -> dic
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     with atomic_path(out_dir) as out:
         tokenizer.save_pretrained(out)
+        drop_loading_record(out)
     return {"vocab_size": len(tokenizer), "source": str(model_dir)}
 
 
