@@ -13,6 +13,7 @@ from xlsent.config import (
     bli_dictionaries,
     check_paths,
     config_warnings,
+    dualpivot_settings,
     load,
     run_seeds,
     train_settings,
@@ -78,6 +79,9 @@ def test_paper_config_is_the_paper_setup():
         assert config["runs"][run]["seeds"] == [42]
         assert train_settings(config, run, 42)["max_steps"] == 10_000
     assert train_settings(config, "wacse-langemb", 42)["language_embeddings"] is True
+    # Dual-pivot's criterion as the authors' code, where their numbers came from (issue 38).
+    for run in ("dualpivot-sup-de", "dualpivot-unsup-de"):
+        assert dualpivot_settings(config, run, 42)["hinge"] is False, run
 
 
 def test_ablation_runs_must_be_runs():
