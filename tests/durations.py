@@ -16,11 +16,14 @@ from pathlib import Path
 
 
 def durations(path: Path) -> dict[str, float]:
-    """{module::test: seconds} of a pytest JUnit XML report."""
+    """{module::test: seconds} of a pytest JUnit XML report. A test's name loses the
+    `@group` that pytest-xdist's `--dist loadgroup` appends (tests/conftest.py), so that a
+    run with workers and one without name the same test alike."""
     out: dict[str, float] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         module = case.get("classname", "").replace(".", "/") + ".py"
-        out[f"{module}::{case.get('name')}"] = float(case.get("time", 0))
+        name = case.get("name", "").rsplit("@", 1)[0]
+        out[f"{module}::{name}"] = float(case.get("time", 0))
     return out
 
 
