@@ -10,7 +10,7 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
-from xlsent.tables.seeds import refuse_duplicates
+from xlsent.tables.seeds import refuse_duplicates, seed_averaged
 from xlsent.tables.write import write_table
 
 BLI_METRICS = tuple(f"p@{k}_{method}" for method in ("nn", "csls") for k in (1, 5, 10))
@@ -33,18 +33,20 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
     if tasks != ["bli"]:
         raise ValueError(f"expected BLI results (task 'bli'), got tasks {sorted(tasks)}")
     refuse_duplicates(results, ["run", "seed", "lang", "direction", "metric"])
-    seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
-    cells = results.group_by("run", "lang", "direction", "metric", maintain_order=True).agg(
-        pl.col("value").mean(), pl.col("n").mean(), pl.col("seed").n_unique().alias("seeds")
+    cells, seeds, partial = seed_averaged(
+        results,
+        ["run", "lang", "direction", "metric"],
+        pl.col("value").mean(),
+        pl.col("n").mean(),
     )
-    for run, lang, direction, _, _, _, n_seeds in cells.rows():
-        if n_seeds < seeds[run]:
-            raise ValueError(
-                f"run {run!r} has {lang} {direction} BLI results from only some of its "
-                f"{seeds[run]} seeds: evaluate every seed of a run on the same dictionaries"
-            )
-    value = {(r, lang, d, m): v for r, lang, d, m, v, _, _ in cells.rows()}
-    queries = {(r, lang, d): n for r, lang, d, _, _, n, _ in cells.rows()}
+    if partial:
+        run, lang, direction = (partial[0][key] for key in ("run", "lang", "direction"))
+        raise ValueError(
+            f"run {run!r} has {lang} {direction} BLI results from only some of its "
+            f"{seeds[run]} seeds: evaluate every seed of a run on the same dictionaries"
+        )
+    value = {(r, lang, d, m): v for r, lang, d, m, v, _ in cells.rows()}
+    queries = {(r, lang, d): n for r, lang, d, _, _, n in cells.rows()}
     langs = sorted(
         cells["lang"].unique(maintain_order=True),
         key=lambda c: list(LANGUAGES).index(c) if c in LANGUAGES else len(LANGUAGES),

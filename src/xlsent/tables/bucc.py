@@ -10,7 +10,7 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
-from xlsent.tables.seeds import mean, refuse_duplicates
+from xlsent.tables.seeds import mean, refuse_duplicates, seed_averaged
 from xlsent.tables.write import marked, write_table
 
 # The test split's scores: at the threshold chosen on the threshold split (the protocol's),
@@ -33,17 +33,16 @@ def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.Da
     if tasks != ["bucc"]:
         raise ValueError(f"expected mining results (task 'bucc'), got tasks {sorted(tasks)}")
     refuse_duplicates(results, ["run", "seed", "lang", "direction", "metric"])
-    seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
-    cells = results.group_by("run", "lang", "direction", "metric", maintain_order=True).agg(
-        pl.col("value").mean(), pl.col("seed").n_unique().alias("seeds")
+    cells, seeds, partial = seed_averaged(
+        results, ["run", "lang", "direction", "metric"], pl.col("value").mean()
     )
-    for run, lang, direction, _, _, n_seeds in cells.rows():
-        if n_seeds < seeds[run]:
-            raise ValueError(
-                f"run {run!r} has {lang} {direction} mining results from only some of its "
-                f"{seeds[run]} seeds: evaluate every seed of a run on the same languages"
-            )
-    value = {(r, lang, d, m): v for r, lang, d, m, v, _ in cells.rows()}
+    if partial:
+        run, lang, direction = (partial[0][key] for key in ("run", "lang", "direction"))
+        raise ValueError(
+            f"run {run!r} has {lang} {direction} mining results from only some of its "
+            f"{seeds[run]} seeds: evaluate every seed of a run on the same languages"
+        )
+    value = {(r, lang, d, m): v for r, lang, d, m, v in cells.rows()}
     langs = sorted(
         cells["lang"].unique(maintain_order=True),
         key=lambda c: list(LANGUAGES).index(c) if c in LANGUAGES else len(LANGUAGES),

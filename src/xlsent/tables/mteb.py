@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from xlsent.io import atomic_path
-from xlsent.tables.seeds import refuse_duplicates
+from xlsent.tables.seeds import refuse_duplicates, seed_averaged
 from xlsent.tables.write import write_table
 
 MTEB_SCHEMA = {
@@ -37,17 +37,17 @@ def mteb_table(rows: Sequence[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
         raise ValueError("no MTEB results to tabulate")
     results = pl.DataFrame(rows, schema=MTEB_SCHEMA)
     refuse_duplicates(results, ["run", "seed", "task", "split", "subset"])
-    seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
-    per_subset = results.group_by(
-        "run", "task", "split", "subset", "metric", maintain_order=True
-    ).agg((pl.col("value").mean() * 100).alias("value"), pl.col("seed").n_unique().alias("seeds"))
-    for run, task, split, subset, _, _, n_seeds in per_subset.rows():
-        if n_seeds < seeds[run]:
-            raise ValueError(
-                f"run {run!r} has MTEB results for {task} {split} {subset} from only some of "
-                f"its {seeds[run]} seeds: evaluate every seed of a run on the same tasks"
-            )
-    per_subset = per_subset.drop("seeds")
+    per_subset, seeds, partial = seed_averaged(
+        results,
+        ["run", "task", "split", "subset", "metric"],
+        (pl.col("value").mean() * 100).alias("value"),
+    )
+    if partial:
+        run, task, split, subset = (partial[0][k] for k in ("run", "task", "split", "subset"))
+        raise ValueError(
+            f"run {run!r} has MTEB results for {task} {split} {subset} from only some of "
+            f"its {seeds[run]} seeds: evaluate every seed of a run on the same tasks"
+        )
     means = {
         (run, task): value
         for run, task, value in per_subset.group_by("run", "task", maintain_order=True)

@@ -31,19 +31,31 @@ def seed_means(results: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, int]]:
     if len(tasks) > 1:
         raise ValueError(f"results of several tasks were mixed into one table: {sorted(tasks)}")
     refuse_duplicates(acc, ["run", "seed", "lang", "direction", "metric"])
-    seeds = dict(acc.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
-    cells = acc.group_by("run", "lang", "direction", maintain_order=True).agg(
-        pl.col("value").mean(), pl.col("seed").n_unique().alias("seeds")
-    )
-    partial = [(run, lang) for run, lang, _, _, n in cells.rows() if n < seeds[run]]
+    cells, seeds, partial = seed_averaged(acc, ["run", "lang", "direction"], pl.col("value").mean())
     if partial:
-        run = partial[0][0]
-        langs = ", ".join(dict.fromkeys(lang for r, lang in partial if r == run))
+        run = partial[0]["run"]
+        langs = ", ".join(dict.fromkeys(cell["lang"] for cell in partial if cell["run"] == run))
         raise ValueError(
             f"run {run!r} has results for {langs} from only some of its {seeds[run]} seeds: "
             "evaluate every seed of a run on the same languages"
         )
-    return cells.drop("seeds"), seeds
+    return cells, seeds
+
+
+def seed_averaged(
+    results: pl.DataFrame, by: list[str], *values: pl.Expr
+) -> tuple[pl.DataFrame, dict[str, int], list[dict]]:
+    """The cells of `by` (run first) aggregated over seeds by `values`, each run's seed count,
+    and the cells that only some of their run's seeds fill, in order: every table refuses
+    those (its own words say what to evaluate again), as averaging them would weight seeds
+    unequally."""
+    seeds = dict(results.group_by("run", maintain_order=True).agg(pl.col("seed").n_unique()).rows())
+    cells = results.group_by(*by, maintain_order=True).agg(
+        *values, pl.col("seed").n_unique().alias("seeds")
+    )
+    runs_seeds = pl.col("run").replace_strict(seeds, return_dtype=pl.Int64)
+    partial = cells.filter(pl.col("seeds") < runs_seeds).to_dicts()
+    return cells.drop("seeds"), seeds, partial
 
 
 def mean(values: list[float | None]) -> float | None:
