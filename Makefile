@@ -52,12 +52,12 @@ system-deps:
 # slowest, or compares two runs' side by side.
 TEST_WORKERS ?= 2
 test: setup system-deps lint
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup \
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder \
 		--junitxml=logs/tests.xml
 
 # Markers are declared in pyproject.toml: `workflow` runs Snakemake, `slow` builds or kills.
 test-fast: setup
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup \
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder \
 		-m "not workflow and not cluster and not slow"
 
 docs: setup

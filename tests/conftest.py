@@ -3,6 +3,11 @@ loadgroup`): each test module runs whole on one worker, so that a module's fixtu
 once, and the modules that read one costly session fixture run on one worker together: the demo
 and l10n runs (`demo_run`, `l10n_run`: minutes each) and the converted multilingual-e5-small
 (`me5_model`). Without xdist the marks do nothing.
+
+The groups are handed out in the order of the collection (`--no-loadscope-reorder`; xdist's
+own order puts the groups of most tests first, which sent the kill-anywhere and Slurm modules,
+minutes each in a handful of tests, to the end, one worker finishing them alone): the longest
+groups first, the many short modules after them, filling whichever worker frees first.
 """
 
 from __future__ import annotations
@@ -19,10 +24,31 @@ SHARED_FIXTURES = {
 }
 GROUP = {module: group for group, modules in SHARED_FIXTURES.items() for module in modules}
 
+# The groups of a minute or more, longest first: their summed test times in a `make test` of
+# 2026-11-27 (logs/tests.xml, `tests/durations.py`), with both workers busy.
+LONGEST_FIRST = (
+    "runs",  # 957 s
+    "test_kill_anywhere",  # 637 s
+    "me5",  # 290 s
+    "test_slurm",  # 275 s
+    "test_recovery_messages",  # 143 s
+    "test_reproducible",  # 74 s
+)
+
+
+def _group(item: pytest.Item) -> str:
+    module = item.module.__name__.rpartition(".")[2]
+    return GROUP.get(module, module)
+
+
+def _rank(item: pytest.Item) -> int:
+    group = _group(item)
+    return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
+
 
 # First: xdist reads the marks in its own hook of the same name.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_rank)  # stable: the collection's order within a rank
     for item in items:
-        module = item.module.__name__.rpartition(".")[2]
-        item.add_marker(pytest.mark.xdist_group(GROUP.get(module, module)))
+        item.add_marker(pytest.mark.xdist_group(_group(item)))

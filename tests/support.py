@@ -184,7 +184,7 @@ def l10n_config() -> dict:
         # sw has 36 pairs: below the minimum, kept (and marked) instead of stopping the run.
         "min_pairs_action": "warn",
     }
-    config["align"]["shard_size"] = 300
+    config["align"]["shard_size"] = 1000  # two shards of each language but sw
     config["models"] = {"tiny": {**config["models"]["tiny"], "vocab_size": 1000}}
     config["runs"] = {run: {**config["runs"][run], "init_from": None} for run in ("tr", "wacse")}
     config["train"].update(

@@ -11,8 +11,10 @@ spans of `xlsent.train.word_spans` count the prefix's subwords, which belong to 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
@@ -40,6 +42,24 @@ _SPACY_OPTIONS = {
 }
 
 
+def _spacy() -> ModuleType:
+    """spaCy, imported without torch in a process that has not loaded torch: thinc, spaCy's
+    machine-learning library, imports torch whenever it is installed (a second of every word
+    tokenization job, most of the job), and the blank tokenizers use nothing of it. A None
+    in `sys.modules` makes thinc's `import torch` fail, which it takes as torch missing; the
+    entry goes again at once, so that the process may still import torch later."""
+    if "torch" in sys.modules:
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        import spacy
+    finally:
+        del sys.modules["torch"]
+    return spacy
+
+
 def word_tokenizer(lang: str) -> Callable[[Iterable[str]], Iterable[list[str]]]:
     """spaCy's blank tokenizer for `lang`, or an explicit, logged fallback.
 
@@ -49,8 +69,7 @@ def word_tokenizer(lang: str) -> Callable[[Iterable[str]], Iterable[list[str]]]:
     characters, as spaCy's own Chinese default does, since whole sentences would otherwise
     be single tokens.
     """
-    import spacy
-
+    spacy = _spacy()
     code = "en" if lang == "en" else languages.get(lang).code
     try:
         nlp = spacy.blank(code, config=_SPACY_OPTIONS.get(code, {}))

@@ -28,6 +28,19 @@ def test_spacy_blank_tokenizer_splits_clitics_and_punctuation():
     assert next(iter(french(["J'ai quelqu'un."]))) == ["J'", "ai", "quelqu'", "un", "."]
 
 
+def test_a_word_tokenizer_loads_no_torch_and_leaves_it_importable():
+    """A word tokenization job never imports torch (thinc would, a second of each job), and
+    a process that needs torch after spaCy still gets it. A fresh interpreter: this one has
+    torch already."""
+    code = (
+        "import sys; from xlsent.tokenize import word_tokenizer; "
+        "words = next(iter(word_tokenizer('de')(['Das ist gut.']))); "
+        "print(words, 'torch' in sys.modules); import torch; print(torch.ones(2).sum().item())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == ["['Das', 'ist', 'gut', '.'] False", "2.0"]
+
+
 def test_language_without_spacy_support_falls_back_with_a_warning(caplog):
     with caplog.at_level(logging.WARNING):
         kazakh = word_tokenizer("kk")
