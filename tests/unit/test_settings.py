@@ -28,7 +28,7 @@ from xlsent.config import (
     program_settings,
     run_max_length,
 )
-from xlsent.config.runs import settings_object
+from xlsent.config.runs import LEFT_OUT_WHEN_NULL, settings_object
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
 from xlsent.evaluate import TATOEBA_TEXTS, EncodingSettings
@@ -66,7 +66,12 @@ def _fields(cls: type) -> dict:
 CASES = {
     "train": (
         TrainSettings,
-        program_settings("train", _defaults(SCHEMA["train"]["properties"])),
+        # Every key the trainer takes: those left out of a job's settings while null too.
+        {
+            k: v
+            for k, v in _defaults(SCHEMA["train"]["properties"]).items()
+            if k not in NOT_PROGRAM_SETTINGS["train"]
+        },
         {"seed": "the run's seed", "method": "the run's method"},
     ),
     "dualpivot": (
@@ -120,6 +125,17 @@ def test_the_job_resources_are_schema_keys():
     """What the programs do not take is named once, and names real keys."""
     for block, keys in NOT_PROGRAM_SETTINGS.items():
         assert set(keys) <= set(_block(block)), block
+
+
+def test_a_setting_left_out_while_null_reaches_the_program_once_set():
+    """A key added with the old behaviour as its null default changes no job's settings (so
+    plans no finished job again) until a config sets it."""
+    for block, keys in LEFT_OUT_WHEN_NULL.items():
+        defaults = _defaults(_block(block))
+        assert all(defaults[key] is None for key in keys), block
+        assert not set(keys) & set(program_settings(block, defaults))
+        for key in keys:
+            assert program_settings(block, {**defaults, key: 1e-3})[key] == 1e-3
 
 
 def test_a_scratch_encoders_shape_keys_are_the_schemas():

@@ -47,6 +47,10 @@ NOT_PROGRAM_SETTINGS = {
     "evaluate.bucc.heldout": ("from",),
     "evaluate.bli": ("dictionaries",),
 }
+# Keys whose null is the behaviour from before they existed and the program's own default:
+# a job's settings leave them out while null, so that a version adding one plans no finished
+# job again (a rule's params decide its reruns).
+LEFT_OUT_WHEN_NULL = {"train": ("head_lr",)}
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
@@ -223,9 +227,13 @@ def mapped_settings(config: dict, run: str) -> dict:
 
 def program_settings(block: str, settings: dict) -> dict:
     """The settings of block `block` ("train", "bisent2vec", "corpus", "align.eflomal") that
-    its program takes: all but `NOT_PROGRAM_SETTINGS[block]`."""
+    its program takes: all but `NOT_PROGRAM_SETTINGS[block]`, and `LEFT_OUT_WHEN_NULL[block]`
+    where null."""
     left_out = NOT_PROGRAM_SETTINGS.get(block, ())
-    return {k: v for k, v in settings.items() if k not in left_out}
+    unset = LEFT_OUT_WHEN_NULL.get(block, ())
+    return {
+        k: v for k, v in settings.items() if k not in left_out and not (k in unset and v is None)
+    }
 
 
 def run_aligner(config: dict, run: str) -> str:

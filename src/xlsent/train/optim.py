@@ -1,6 +1,9 @@
 """The optimiser: AdamW with the usual BERT recipe (no weight decay on biases and LayerNorm
 weights) and its learning rate, a linear warm-up then a linear decay to zero at
-`max_steps`."""
+`max_steps`. The heads a method trains beside the encoder (AWP's and MLM's MLM head, DAP's
+RTL head, the `mlp` pooler) may take a learning rate of their own (`head_lr`), on the same
+schedule: a head that starts fresh on a pretrained encoder (multilingual-e5-small has no MLM
+head) barely moves at the small rate that fine-tunes the encoder."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ def adamw(
 ) -> tuple[torch.optim.AdamW, torch.optim.lr_scheduler.LambdaLR]:
     """The optimizer of `objective`'s trained parameters and its learning rate schedule."""
     optimizer = torch.optim.AdamW(
-        parameter_groups(objective, settings.weight_decay),
+        parameter_groups(objective, settings.weight_decay, settings.head_lr),
         lr=settings.lr,
         betas=(0.9, 0.999),
         eps=1e-8,
@@ -26,17 +29,31 @@ def adamw(
     return optimizer, schedule
 
 
-def parameter_groups(objective: nn.Module, weight_decay: float) -> list[dict]:
-    """The trained parameters, with `weight_decay` but for biases and LayerNorm weights."""
-    decay, no_decay = [], []
+def parameter_groups(
+    objective: nn.Module, weight_decay: float, head_lr: float | None = None
+) -> list[dict]:
+    """The trained parameters, with `weight_decay` but for biases and LayerNorm weights; with
+    `head_lr`, the parameters outside `objective.encoder` (the heads) in groups of their own at
+    that learning rate. A head's output layer tied to the word embeddings is the encoder's
+    (`named_parameters` names a shared tensor once, by its first owner, the encoder)."""
+    decay, no_decay, head_decay, head_no_decay = [], [], [], []
     for name, param in objective.named_parameters():
         if not param.requires_grad:
             continue
         norm = "layernorm" in name.lower() or "layer_norm" in name
-        (no_decay if param.ndim < 2 or norm else decay).append(param)
-    return [
+        head = head_lr is not None and not name.startswith("encoder.")
+        groups = (head_no_decay, head_decay) if head else (no_decay, decay)
+        groups[0 if param.ndim < 2 or norm else 1].append(param)
+    encoder = [
         {"params": decay, "weight_decay": weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
+    ]
+    if head_lr is None:
+        return encoder
+    return [
+        *encoder,
+        {"params": head_decay, "weight_decay": weight_decay, "lr": head_lr},
+        {"params": head_no_decay, "weight_decay": 0.0, "lr": head_lr},
     ]
 
 

@@ -17,6 +17,7 @@ class TrainSettings:
     method: str = "tr"
     max_length: int = 32
     lr: float = 5e-5
+    head_lr: float | None = None
     weight_decay: float = 0.01
     warmup_steps: int = 0
     max_grad_norm: float = 1.0
