@@ -25,7 +25,8 @@ both languages; `dev_grid`), its input (the sentence as written, or SimAlign's w
 by spaces, or with e5's "query: " prefix) compared there too, and every aligner is reported
 on the test part: the diagonal baseline, eflomal under each symmetrisation (estimated on the
 gold sentences plus the rest of their Tatoeba files and `--extra` l10n pairs), SimAlign.
-SimAlign reads `--model` (default: multilingual-e5-small converted into OUT_DIR/me5 once).
+SimAlign reads `--model` (default: multilingual-e5-small converted into OUT_DIR/me5 once);
+the grid tries every hidden state of it, or those `--layers` names.
 
     .venv/bin/python benchmarks/align.py [--model DIR] [--device cpu] [--smoke] [--out-dir DIR]
 
@@ -98,6 +99,7 @@ SMOKE = {
     "sim_batches": [8],
     "extra": 200,
     "gold_pairs": 8,
+    "layers": [1, 2],  # the tiny encoder has two
 }
 PREFIX = "query: "  # e5's query prefix, which the xlsent models of me5 put before a sentence
 
@@ -346,13 +348,15 @@ def prefixed_input(pair: SentencePair) -> SentencePair:
 
 
 def simalign_quality(
-    sets: dict, parts: dict, model_dir: Path, device: str
+    sets: dict, parts: dict, model_dir: Path, device: str, layers: list[int] | None = None
 ) -> tuple[list[dict], SimAlignConfig, list[dict], list[dict]]:
-    """The dev grid of layer × method, the setting it chooses, the inputs compared on dev at
-    that setting, and the chosen setting's test rows."""
+    """The dev grid of layer × method (every hidden state, or `layers`), the setting it
+    chooses, the inputs compared on dev at that setting, and the chosen setting's test
+    rows."""
     model = AutoModel.from_pretrained(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    layers = model.config.num_hidden_layers
+    if layers is None:
+        layers = list(range(model.config.num_hidden_layers + 1))
 
     def score(cfg: SimAlignConfig, part: str, lang: str, view=lambda p: p) -> dict:
         gold, pairs = sets[lang]
@@ -361,7 +365,7 @@ def simalign_quality(
         return aer([a.links for a in aligned], [gold[i] for i in chosen])
 
     grid = []
-    for layer in range(layers + 1):
+    for layer in layers:
         for method in METHODS:
             cfg = SimAlignConfig(layer=layer, method=method, device=device)
             row = {"layer": layer, "method": method}
@@ -452,6 +456,9 @@ def main() -> None:
     parser.add_argument("--extra", type=int, default=5000, help="l10n pairs eflomal estimates on")
     parser.add_argument("--gold-pairs", type=int, help="the first N pairs of each gold set only")
     parser.add_argument("--split-seed", type=int, default=0)
+    parser.add_argument(
+        "--layers", type=int, nargs="+", help="SimAlign's hidden states the dev grid tries (all)"
+    )
     parser.add_argument("--model", type=Path, help="SimAlign's encoder (default: OUT_DIR/me5)")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
@@ -485,7 +492,7 @@ def main() -> None:
                 for lang, (gold, _) in sets.items()
             }
             grid, chosen, inputs, simalign_test = simalign_quality(
-                sets, parts, model_dir, args.device
+                sets, parts, model_dir, args.device, args.layers
             )
             speed = [
                 eflomal_speed(pairs[: args.pairs]),
