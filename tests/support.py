@@ -63,6 +63,21 @@ def tiny_encoder(layers: int = 3, kind: str = "xlm-roberta"):
     return model_class(config).eval()
 
 
+def scratch_objectives(tokenizer_dir: Path, shape: dict, **settings):
+    """A method's training objectives over a seeded scratch encoder of `shape` (`tiny_shape`)
+    with the tokenizer of `tokenizer_dir`; `settings` are TrainSettings' (method, weights)."""
+    import torch
+
+    from xlsent.models import encoder
+    from xlsent.train.collate import Tokens
+    from xlsent.train.objectives import Objectives
+    from xlsent.train.settings import TrainSettings
+
+    torch.manual_seed(0)
+    model = encoder.build("scratch", tokenizer_dir, max_length=16, shape=shape)
+    return Objectives(model, TrainSettings(seed=0, **settings), Tokens.read(tokenizer_dir))
+
+
 def save_tiny_model(directory: Path, kind: str = "xlm-roberta") -> Path:
     """A local pretrained model directory as save_pretrained writes one: a one-layer
     `tiny_encoder` (config.json, model.safetensors) and a word-level fast tokenizer over its

@@ -4,7 +4,7 @@ language embeddings, and a WACSE run that resumes exactly."""
 import numpy as np
 import pytest
 import torch
-from support import tiny_encoder, tiny_shape
+from support import scratch_objectives, tiny_encoder, tiny_shape
 from transformers import AutoModel
 
 from xlsent.losses.rtl import representation_translation_loss
@@ -26,13 +26,7 @@ def aligned(small_word_spans):
 
 
 def _objectives(small_tokenizer, method: str, **settings) -> Objectives:
-    from transformers import AutoTokenizer
-
-    torch.manual_seed(0)
-    tok = AutoTokenizer.from_pretrained(small_tokenizer)
-    model = encoder.build("scratch", small_tokenizer, max_length=16, shape=SHAPE)
-    tokens = Tokens(tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, tok.mask_token_id)
-    return Objectives(model, TrainSettings(seed=0, method=method, **settings), tokens)
+    return scratch_objectives(small_tokenizer, SHAPE, method=method, **settings)
 
 
 def _batch(objectives, aligned, seed=0):
@@ -231,10 +225,7 @@ def test_an_mlp_pooler_is_freshly_initialised_and_trained_as_daps(small_tokenize
     """`pooler: mlp` trains TR through a new dense + tanh (DAP's code: its own `mlp` module,
     initialised as the model's layers), not a checkpoint's pooler; the checkpoint's pooler is
     frozen and left as it was under either setting, which is what the export holds."""
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(small_tokenizer)
-    tokens = Tokens(tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, tok.mask_token_id)
+    tokens = Tokens.read(small_tokenizer)
     for pooler in ("mlp", "cls"):
         model = encoder.build("scratch", small_tokenizer, max_length=16, shape=SHAPE)
         torch.nn.init.constant_(model.pooler.dense.weight, 0.5)  # as if from a checkpoint

@@ -3,24 +3,15 @@ encoder's, on one schedule, and no change where it is unset."""
 
 import pytest
 import torch
-from support import tiny_shape
+from support import scratch_objectives, tiny_shape
 
-from xlsent.models import encoder
 from xlsent.train import optim
-from xlsent.train.collate import Tokens
 from xlsent.train.objectives import Objectives
-from xlsent.train.settings import TrainSettings
 
 
 def _wacse(small_tokenizer, **settings) -> Objectives:
     """WACSE over a scratch encoder: its MLM head (AWP's) is the only head."""
-    from transformers import AutoTokenizer
-
-    torch.manual_seed(0)
-    tok = AutoTokenizer.from_pretrained(small_tokenizer)
-    model = encoder.build("scratch", small_tokenizer, max_length=16, shape=tiny_shape())
-    tokens = Tokens(tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, tok.mask_token_id)
-    return Objectives(model, TrainSettings(seed=0, method="wacse", **settings), tokens)
+    return scratch_objectives(small_tokenizer, tiny_shape(), method="wacse", **settings)
 
 
 def _ids(params) -> set[int]:

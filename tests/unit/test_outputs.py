@@ -32,6 +32,7 @@ def test_the_demo_makes_every_table_but_bli_and_mteb():
         "results/plots/tatoeba_groups.png",
         "results/plots/aligned_words.png",
         "results/plots/tatoeba_tokens.png",
+        "results/tables/dev.csv",
         "results/tables/ablation.csv",
         "results/tables/transfer.csv",
         "results/tables/retrieval.csv",
@@ -92,6 +93,7 @@ def test_each_tables_results_follow_its_settings():
     assert table_outputs(config) == [
         "results/tables/tatoeba.csv",
         "results/plots/tatoeba_groups.png",
+        "results/tables/dev.csv",
         "results/tables/retrieval.csv",
         "results/tables/bli.csv",
         "results/tables/bucc.csv",

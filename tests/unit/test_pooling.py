@@ -110,11 +110,11 @@ def test_tr_vectors_are_the_models_pooling_and_the_mlp_reads_the_pooled_vector(
     small_tokenizer, pooler
 ):
     torch.manual_seed(0)
-    tok = AutoTokenizer.from_pretrained(small_tokenizer)
     model = encoder.build("scratch", small_tokenizer, max_length=16, shape=SHAPE)
     SentenceSettings("mean").record(model.config)
-    tokens = Tokens(tok.cls_token_id, tok.sep_token_id, tok.pad_token_id, tok.mask_token_id)
-    objective = Objectives(model, TrainSettings(seed=0, pooler=pooler), tokens)
+    objective = Objectives(
+        model, TrainSettings(seed=0, pooler=pooler), Tokens.read(small_tokenizer)
+    )
     hidden = torch.randn(2, 4, 32)
     mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
     mean = torch.stack([hidden[0, :3].mean(0), hidden[1, :2].mean(0)])

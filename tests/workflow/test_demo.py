@@ -61,6 +61,7 @@ def test_report_embeds_the_tables_and_plots(demo_run, tmp_path):
         "tables/ablation.csv",
         "plots/tatoeba_groups.png",
         "plots/dev_curves.png",
+        "tables/dev.csv",
         "tables/bucc.csv",
         "tables/transfer.csv",
         "tables/retrieval.csv",
@@ -73,6 +74,17 @@ def test_report_embeds_the_tables_and_plots(demo_run, tmp_path):
     # The captions are rendered with the run's config.
     groups = ", ".join(demo_config()["tables"]["groups"])
     assert "Tatoeba retrieval accuracy" in html and f"({groups})" in html
+
+
+def test_demo_writes_the_dev_table(demo_run):
+    dev = pl.read_csv(demo_run / "results/tables/dev.csv")
+    trained = [run for run in ENCODER_RUNS if run not in DUALPIVOT_RUNS]
+    assert dev["run"].to_list() == trained
+    for row in dev.iter_rows(named=True):
+        model = demo_run / f"results/models/{row['run']}/seed{row['seed']}"
+        best = json.loads((model / "best.json").read_text())
+        assert (row["chosen_step"], row["chosen"]) == (best["step"], best["dev_p1"])
+        assert row[str(best["step"])] == best["dev_p1"]
 
 
 def test_demo_writes_the_mining_and_transfer_tables_and_the_figures(demo_run):

@@ -117,6 +117,44 @@ rule tables_transfer:
         " --groups {params.groups} --out {output.csv} {input} 2> {log}"
 
 
+rule tables_dev:
+    # Each encoder run's dev P@1 at every evaluation: the curves' numbers, and the step kept.
+    input:
+        [
+            f"results/models/{rs.run}/seed{rs.seed}"
+            for rs in RUN_SEEDS
+            if rs.run in ENCODER_RUNS
+        ],
+    output:
+        csv=report(
+            "results/tables/dev.csv",
+            caption="../report/dev.rst",
+            category="Tables",
+            labels={"table": "Dev P@1 along training"},
+        ),
+        md="results/tables/dev.md",
+    log:
+        "logs/tables/dev.log",
+    benchmark:
+        "results/benchmarks/tables/dev.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        models=[
+            f"{rs.run}/seed{rs.seed}=results/models/{rs.run}/seed{rs.seed}"
+            for rs in RUN_SEEDS
+            if rs.run in ENCODER_RUNS
+        ],
+    shell:
+        "xlsent tables-dev --out {output.csv} --models {params.models} 2> {log}"
+
+
 rule plots:
     input:
         summary="results/tables/tatoeba.csv",

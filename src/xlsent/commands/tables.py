@@ -21,6 +21,7 @@ def register(sub: Subparsers) -> None:
     _add_tables_bli(sub)
     _add_tables_bucc(sub)
     _add_tables_mteb(sub)
+    _add_tables_dev(sub)
     _add_plots(sub)
     _add_figure_aligned_words(sub)
     _add_figure_tatoeba_tokens(sub)
@@ -220,6 +221,20 @@ def tables_mteb(args: argparse.Namespace) -> None:
     summary, per_subset = mteb_tables.mteb_table(rows)
     for path in mteb_tables.write_mteb_tables(summary, per_subset, Path(args.out)):
         log.info("wrote %s", path)
+
+
+def _add_tables_dev(sub: Subparsers) -> None:
+    p = sub.add_parser("tables-dev", help="dev P@1 at each evaluation of the encoder runs")
+    p.add_argument("--out", required=True)
+    p.add_argument("--models", nargs="+", required=True, help="RUN/seedN=results/models/RUN/seedN")
+    p.set_defaults(handler=tables_dev)
+
+
+def tables_dev(args: argparse.Namespace) -> None:
+    from xlsent.tables import dev
+
+    dev.write_dev_table(dev.dev_table(lang_paths(args.models)), Path(args.out))
+    log.info("wrote %s", args.out)
 
 
 def _add_plots(sub: Subparsers) -> None:

@@ -237,6 +237,7 @@ def table_outputs(config: dict) -> list[str]:
     """The tables and plots the config makes: the Tatoeba table and its plot, the papers'
     figures it draws, and each table whose results it has (what the cost table waits for)."""
     made = {
+        "results/tables/dev.csv": runs_of(config, ENCODER_METHODS),
         "results/tables/ablation.csv": config["tables"]["ablation"]["runs"],
         "results/tables/transfer.csv": transfer_pivots(config),
         "results/tables/retrieval.csv": retrieval_results(config),
