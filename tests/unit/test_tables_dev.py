@@ -7,12 +7,13 @@ import json
 import polars as pl
 import pytest
 
-from xlsent.tables.dev import dev_table, seed_spread, write_dev_table
+from xlsent.tables.dev import dev_table, seed_spread, small_dev_languages, write_dev_table
 
 
-def _model(root, label, curve, best, losses=True):
+def _model(root, label, curve, best, losses=True, dev=None):
     """A model directory as training leaves it: its train_log.jsonl (loss records between
-    the dev records, as the loop writes them) and best.json."""
+    the dev records, as the loop writes them) and best.json, whose per-language scores are
+    `dev` (default: one language at the step's mean)."""
     directory = root / label
     directory.mkdir(parents=True)
     lines = []
@@ -21,7 +22,8 @@ def _model(root, label, curve, best, losses=True):
             lines.append(json.dumps({"step": step, "loss": 1.5}))
         lines.append(json.dumps({"step": step, "dev_p1": p1, "dev": {"de": p1}, "best": True}))
     (directory / "train_log.jsonl").write_text("\n".join(lines) + "\n")
-    (directory / "best.json").write_text(json.dumps({"step": best, "dev_p1": curve[best]}))
+    best_record = {"step": best, "dev_p1": curve[best], "dev": dev or {"de": curve[best]}}
+    (directory / "best.json").write_text(json.dumps(best_record))
     return directory
 
 
@@ -67,3 +69,23 @@ def test_a_label_without_its_seed_is_refused(tmp_path):
     directory = _model(tmp_path, "tr", {200: 90.0}, best=200)
     with pytest.raises(ValueError, match="'tr' is not RUN/seedN"):
         dev_table({"tr": directory})
+
+
+def test_languages_with_a_small_dev_split_are_left_out_of_one_column(tmp_path):
+    """sw kept with 3 dev pairs (one sentence: 33 points of its score) pulls the mean that
+    chose the checkpoint, (98 + 96 + 66.67) / 3 = 86.89; without it, (98 + 96) / 2 = 97."""
+    stats = []
+    for lang, below in {"de": {}, "kk": {"train": [400, 500]}, "sw": {"dev": [3, 50]}}.items():
+        stats.append(tmp_path / f"{lang}.json")
+        stats[-1].write_text(json.dumps({"lang": lang, "dev": 3, "below_min": below}))
+    small = small_dev_languages(stats)
+    assert small == {"sw": 3}  # kk lacks training pairs, not dev pairs
+    dev = {"de": 98.0, "kk": 96.0, "sw": 66.67}
+    directory = _model(tmp_path, "tr", {200: 86.89}, best=200, dev=dev)
+    table = dev_table({"tr/seed42": directory}, small)
+    assert table.columns[-3:] == ["chosen_step", "chosen", "chosen_without_small_dev"]
+    assert table.row(0)[-2:] == (86.89, 97.0)
+    write_dev_table(table, tmp_path / "dev.csv", small)
+    assert "corpus.min_dev_pairs (sw 3)" in (tmp_path / "dev.md").read_text()
+    # Without small dev splits the column would repeat `chosen`: it is left out.
+    assert "chosen_without_small_dev" not in dev_table({"tr/seed42": directory}).columns

@@ -120,11 +120,13 @@ rule tables_transfer:
 rule tables_dev:
     # Each encoder run's dev P@1 at every evaluation: the curves' numbers, and the step kept.
     input:
-        [
+        models=[
             f"results/models/{rs.run}/seed{rs.seed}"
             for rs in RUN_SEEDS
             if rs.run in ENCODER_RUNS
         ],
+        # Languages whose dev split is below the minimum are left out of one column.
+        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
     output:
         csv=report(
             "results/tables/dev.csv",
@@ -152,7 +154,8 @@ rule tables_dev:
             if rs.run in ENCODER_RUNS
         ],
     shell:
-        "xlsent tables-dev --out {output.csv} --models {params.models} 2> {log}"
+        "xlsent tables-dev --out {output.csv} --models {params.models}"
+        " --corpus-stats {input.corpus_stats} 2> {log}"
 
 
 rule plots:

@@ -227,13 +227,20 @@ def _add_tables_dev(sub: Subparsers) -> None:
     p = sub.add_parser("tables-dev", help="dev P@1 at each evaluation of the encoder runs")
     p.add_argument("--out", required=True)
     p.add_argument("--models", nargs="+", required=True, help="RUN/seedN=results/models/RUN/seedN")
+    p.add_argument(
+        "--corpus-stats",
+        nargs="*",
+        required=True,
+        help="sample_stats.json: the languages whose dev split is below the minimum",
+    )
     p.set_defaults(handler=tables_dev)
 
 
 def tables_dev(args: argparse.Namespace) -> None:
     from xlsent.tables import dev
 
-    dev.write_dev_table(dev.dev_table(lang_paths(args.models)), Path(args.out))
+    small = dev.small_dev_languages(args.corpus_stats)
+    dev.write_dev_table(dev.dev_table(lang_paths(args.models), small), Path(args.out), small)
     log.info("wrote %s", args.out)
 
 

@@ -1,12 +1,18 @@
 """The dev table (`tables_dev`): each encoder run's dev P@1 at every evaluation of its
 training, and the checkpoint it kept; the numbers the `dev_curves` figure draws, for a reader
-who compares runs at equal steps (WACSE §4.3 chooses its checkpoint on dev the same way)."""
+who compares runs at equal steps (WACSE §4.3 chooses its checkpoint on dev the same way).
+
+Dev P@1 is a mean over languages, each weighing the same: a language kept with a dev split
+below `corpus.min_dev_pairs` (`min_pairs_action: warn`) moves it far more than its pairs
+warrant (3 dev pairs: one sentence is 33 points of its score). The table gives the kept
+checkpoint's mean without those languages beside the one that chose it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -29,13 +35,28 @@ def _records(log: Path) -> list[dict]:
     return records
 
 
-def dev_table(models: Mapping[str, str | os.PathLike[str]]) -> pl.DataFrame:
+def small_dev_languages(stats: Sequence[str | os.PathLike[str]]) -> dict[str, int]:
+    """The languages whose dev split is below the minimum (`corpus.min_dev_pairs`), from
+    their sample statistics (`below_min`), with their dev pairs: {lang: pairs}."""
+    small = {}
+    for path in stats:
+        record = json.loads(Path(path).read_text())
+        if "dev" in record.get("below_min", {}):
+            small[record["lang"]] = record["below_min"]["dev"][0]
+    return small
+
+
+def dev_table(
+    models: Mapping[str, str | os.PathLike[str]], small_dev: Collection[str] = ()
+) -> pl.DataFrame:
     """One row per run and seed, in the order of `models` ({"run/seedN": model directory}).
 
     Columns: `run`, `seed`, the dev P@1 (%) at each evaluated step, one column per step
     across all runs in step order (`0` is the encoder before training; null where a run did
     not evaluate that step), then `chosen_step` and `chosen` (dev P@1) of the checkpoint the
-    run kept, as its `best.json` records it.
+    run kept, as its `best.json` records it; where `small_dev` names languages (dev splits
+    below the minimum, `small_dev_languages`), `chosen_without_small_dev`: the kept
+    checkpoint's mean over its other languages.
     """
     rows, steps = [], set()
     for label, directory in models.items():
@@ -50,7 +71,9 @@ def dev_table(models: Mapping[str, str | os.PathLike[str]]) -> pl.DataFrame:
         }
         best = json.loads((directory / "best.json").read_text())
         steps |= curve.keys()
-        rows.append((run, int(seed), curve, best["step"], best["dev_p1"]))
+        kept = [p1 for lang, p1 in best["dev"].items() if lang not in small_dev]
+        without = round(sum(kept) / len(kept), 2) if kept else None
+        rows.append((run, int(seed), curve, best["step"], best["dev_p1"], without))
     columns = [str(step) for step in sorted(steps)]
     schema = {
         "run": pl.String,
@@ -58,15 +81,17 @@ def dev_table(models: Mapping[str, str | os.PathLike[str]]) -> pl.DataFrame:
         **dict.fromkeys(columns, pl.Float64),
         "chosen_step": pl.Int64,
         "chosen": pl.Float64,
+        "chosen_without_small_dev": pl.Float64,
     }
-    return pl.DataFrame(
+    table = pl.DataFrame(
         [
-            [run, seed, *(curve.get(step) for step in sorted(steps)), chosen_step, chosen]
-            for run, seed, curve, chosen_step, chosen in rows
+            [run, seed, *(curve.get(step) for step in sorted(steps)), *chosen]
+            for run, seed, curve, *chosen in rows
         ],
         schema=schema,
         orient="row",
     )
+    return table if small_dev else table.drop("chosen_without_small_dev")
 
 
 def seed_spread(table: pl.DataFrame) -> dict[str, float]:
@@ -79,18 +104,25 @@ def seed_spread(table: pl.DataFrame) -> dict[str, float]:
     return dict(spread.select("run", "chosen").rows())
 
 
-def write_dev_table(table: pl.DataFrame, out_csv: Path) -> None:
-    """Write the dev table (`dev_table`) to `out_csv` and its `.md`, with the seeds' spread."""
-    spread = seed_spread(table)
-    notes = (
-        [
+def write_dev_table(
+    table: pl.DataFrame, out_csv: Path, small_dev: Mapping[str, int] | None = None
+) -> None:
+    """Write the dev table (`dev_table`) to `out_csv` and its `.md`, with the seeds' spread and
+    the languages `small_dev` ({lang: dev pairs}) left out of `chosen_without_small_dev`."""
+    notes = []
+    if spread := seed_spread(table):
+        notes.append(
             "Seeds' spread of the chosen dev P@1 (max − min): "
             + ", ".join(f"{run} {value:.2f}" for run, value in spread.items())
             + "."
-        ]
-        if spread
-        else []
-    )
+        )
+    if small_dev:
+        pairs = ", ".join(f"{lang} {n}" for lang, n in small_dev.items())
+        notes.append(
+            f"`chosen_without_small_dev` leaves out the languages with fewer dev pairs than "
+            f"corpus.min_dev_pairs ({pairs}), kept because corpus.min_pairs_action is warn: "
+            "dev P@1 weighs each language the same, whatever its pairs."
+        )
     write_table(
         table,
         out_csv,
