@@ -4,8 +4,8 @@ who compares runs at equal steps (WACSE §4.3 chooses its checkpoint on dev the 
 
 Dev P@1 is a mean over languages, each weighing the same: a language kept with a dev split
 below `corpus.min_dev_pairs` (`min_pairs_action: warn`) moves it far more than its pairs
-warrant (3 dev pairs: one sentence is 33 points of its score). The table gives the kept
-checkpoint's mean without those languages beside the one that chose it.
+warrant (3 dev pairs: one sentence missed one way is 16.7 points of its score). The table
+gives the kept checkpoint's mean without those languages beside the one that chose it.
 """
 
 from __future__ import annotations
