@@ -70,6 +70,13 @@ ENCODER_RUNS = runs_of(config, ENCODER_METHODS)
 DUALPIVOT_RUNS = runs_of(config, DUALPIVOT_METHODS)
 SENTENCE_ENCODER_RUNS = ENCODER_RUNS + DUALPIVOT_RUNS
 WORD_VECTOR_RUNS = runs_of(config, WORD_VECTOR_METHODS)
+# The encoder runs' models by run and seed, whose training records the dev table and the dev
+# curves read.
+ENCODER_MODELS = {
+    f"{rs.run}/seed{rs.seed}": f"results/models/{rs.run}/seed{rs.seed}"
+    for rs in RUN_SEEDS
+    if rs.run in ENCODER_RUNS
+}
 # The rows of the transfer table (dual-pivot) and each one's pivot language.
 TRANSFER = transfer_pivots(config)
 BLI = bli_dictionaries(config)

@@ -120,11 +120,7 @@ rule tables_transfer:
 rule tables_dev:
     # Each encoder run's dev P@1 at every evaluation: the curves' numbers, and the step kept.
     input:
-        models=[
-            f"results/models/{rs.run}/seed{rs.seed}"
-            for rs in RUN_SEEDS
-            if rs.run in ENCODER_RUNS
-        ],
+        models=list(ENCODER_MODELS.values()),
         # Languages whose dev split is below the minimum are left out of one column.
         corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
     output:
@@ -148,11 +144,7 @@ rule tables_dev:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 10 * attempt,
     params:
-        models=[
-            f"{rs.run}/seed{rs.seed}=results/models/{rs.run}/seed{rs.seed}"
-            for rs in RUN_SEEDS
-            if rs.run in ENCODER_RUNS
-        ],
+        models=[f"{label}={model}" for label, model in ENCODER_MODELS.items()],
     shell:
         "xlsent tables-dev --out {output.csv} --models {params.models}"
         " --corpus-stats {input.corpus_stats} 2> {log}"
@@ -162,11 +154,7 @@ rule plots:
     input:
         summary="results/tables/tatoeba.csv",
         # The encoder runs' training records (word-vector runs have none).
-        models=[
-            f"results/models/{rs.run}/seed{rs.seed}"
-            for rs in RUN_SEEDS
-            if rs.run in ENCODER_RUNS
-        ],
+        models=list(ENCODER_MODELS.values()),
     output:
         bars=report(
             "results/plots/tatoeba_groups.png",
@@ -193,9 +181,8 @@ rule plots:
     params:
         groups=group_arguments(config, config["tables"]["groups"]),
         logs=[
-            f"{rs.run}/seed{rs.seed}=results/models/{rs.run}/seed{rs.seed}/train_log.jsonl"
-            for rs in RUN_SEEDS
-            if rs.run in ENCODER_RUNS
+            f"{label}={model}/train_log.jsonl"
+            for label, model in ENCODER_MODELS.items()
         ],
     shell:
         "xlsent plots --summary {input.summary} --groups {params.groups}"
