@@ -63,6 +63,11 @@ def test_a_torn_record_is_named_by_file_and_line(tmp_path):
     log.write_text(log.read_text() + '{"step": 600, "dev_p1"\n')
     with pytest.raises(ValueError, match=rf"{log} line 3 is not JSON"):
         dev_table({"tr/seed42": directory})
+    # A torn best.json the same way; both name the command that remakes the model directory.
+    log.write_text(log.read_text().rsplit("\n", 2)[0] + "\n")
+    (directory / "best.json").write_text('{"step": 400, "dev')
+    with pytest.raises(ValueError, match=rf"best.json is not JSON .*--forcerun {directory} "):
+        dev_table({"tr/seed42": directory})
 
 
 def test_a_label_without_its_seed_is_refused(tmp_path):

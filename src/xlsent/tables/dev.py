@@ -17,7 +17,17 @@ from pathlib import Path
 
 import polars as pl
 
+from xlsent.readback import remake_command
 from xlsent.tables.write import write_table
+
+
+def _broken(path: Path, where: str, err: json.JSONDecodeError) -> ValueError:
+    """The error of a model directory's record that does not parse: the file, where, and the
+    command that remakes the model (a directory output: its files are not targets)."""
+    return ValueError(
+        f"{path}{where} is not JSON ({err.msg}): remake the run's model and what was computed "
+        f"from it: {remake_command([path.parent])}"
+    )
 
 
 def _records(log: Path) -> list[dict]:
@@ -28,10 +38,7 @@ def _records(log: Path) -> list[dict]:
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError as err:
-            raise ValueError(
-                f"{log} line {number} is not JSON ({err.msg}): train the run again "
-                "(delete its model directory) to write its record anew"
-            ) from None
+            raise _broken(log, f" line {number}", err) from None
     return records
 
 
@@ -69,7 +76,10 @@ def dev_table(
             for record in _records(directory / "train_log.jsonl")
             if "dev_p1" in record
         }
-        best = json.loads((directory / "best.json").read_text())
+        try:
+            best = json.loads((directory / "best.json").read_text())
+        except json.JSONDecodeError as err:
+            raise _broken(directory / "best.json", "", err) from None
         steps |= curve.keys()
         kept = [p1 for lang, p1 in best["dev"].items() if lang not in small_dev]
         without = round(sum(kept) / len(kept), 2) if kept else None
