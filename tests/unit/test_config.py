@@ -342,6 +342,19 @@ TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_atten
             "config key `runs.w.train.wacse_weights` is all zeros, so run 'w' would train "
             "nothing: give at least one objective a positive weight",
         ),
+        (  # WACSE without AWP has no head to train under a frozen encoder
+            {
+                "runs": {
+                    "w": {
+                        "method": "wacse",
+                        "model": "xlmr",
+                        "train": {"wacse_weights": [0.8, 0.0, 0.2], "freeze_encoder": True},
+                    }
+                }
+            },
+            "config key `runs.w.train.freeze_encoder` freezes the whole encoder of run 'w', "
+            "whose method wacse trains no head beside it, so nothing would train",
+        ),
         (
             {
                 "models": {"tiny": TINY},

@@ -270,6 +270,31 @@ def test_an_mlm_run_exports_the_head_that_a_run_starting_from_it_predicts_with(
         mlm_head(tuned.model.config, tuned.model.get_input_embeddings(), out)
 
 
+def test_a_frozen_encoder_leaves_the_heads_alone_to_train(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """`freeze_encoder`: an mlm run's steps move its MLM head (dense, LayerNorm, output bias)
+    and nothing of the encoder, the head's decoder (the word embeddings) included; a method
+    without a head is refused before it trains."""
+    scratch = ModelSpec("scratch", small_tokenizer, shape=SHAPE)
+    frozen = {"method": "mlm", "freeze_encoder": True}
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path / "mlm", scratch, **frozen)
+    encoder = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    head = {n: p.detach().clone() for n, p in trainer.objective.mlm.named_parameters()}
+    optimised = {id(p) for group in trainer.optimizer.param_groups for p in group["params"]}
+    assert not optimised & {id(p) for p in trainer.model.parameters()}
+    for _ in range(2):
+        trainer.train_step()
+    for name, value in trainer.model.named_parameters():
+        assert torch.equal(value, encoder[name]), name
+    moved = {n for n, p in trainer.objective.mlm.named_parameters() if not torch.equal(p, head[n])}
+    assert moved == set(head) - {"decoder.weight"}
+    assert "dense.weight" in moved
+
+    with pytest.raises(ValueError, match=r"train\.freeze_encoder: method 'tr' trains no head"):
+        _trainer(small_subwords, small_tokenizer, tmp_path / "tr", scratch, freeze_encoder=True)
+
+
 def test_collate_of_the_pair_batch_is_unchanged_by_language_modelling():
     """tr-tlm's pair batch is TR's: the TLM sequences come beside it."""
     pairs = Pairs(ragged([[5, 6], [7]]), ragged([[8], [9, 10]]), np.zeros(2, np.int16), ("de",))

@@ -28,7 +28,7 @@ from xlsent.config import (
     program_settings,
     run_max_length,
 )
-from xlsent.config.runs import LEFT_OUT_WHEN_NULL, settings_object
+from xlsent.config.runs import LEFT_OUT_AT_DEFAULT, settings_object
 from xlsent.corpus.clean import CleanConfig
 from xlsent.corpus.sample import SampleConfig
 from xlsent.evaluate import TATOEBA_TEXTS, EncodingSettings
@@ -127,15 +127,17 @@ def test_the_job_resources_are_schema_keys():
         assert set(keys) <= set(_block(block)), block
 
 
-def test_a_setting_left_out_while_null_reaches_the_program_once_set():
-    """A key added with the old behaviour as its null default changes no job's settings (so
-    plans no finished job again) until a config sets it."""
-    for block, keys in LEFT_OUT_WHEN_NULL.items():
+def test_a_setting_left_out_at_its_default_reaches_the_program_once_set():
+    """A key added with the old behaviour as its default changes no job's settings (so plans
+    no finished job again) until a config sets it otherwise."""
+    other = {None: 1e-3, False: True}
+    for block, keys in LEFT_OUT_AT_DEFAULT.items():
         defaults = _defaults(_block(block))
-        assert all(defaults[key] is None for key in keys), block
+        assert {key: defaults[key] for key in keys} == keys, block
         assert not set(keys) & set(program_settings(block, defaults))
-        for key in keys:
-            assert program_settings(block, {**defaults, key: 1e-3})[key] == 1e-3
+        for key, default in keys.items():
+            changed = program_settings(block, {**defaults, key: other[default]})
+            assert changed[key] == other[default]
 
 
 def test_a_scratch_encoders_shape_keys_are_the_schemas():

@@ -33,6 +33,7 @@ from xlsent.config.runs import (
 )
 from xlsent.config.schema import error_message, with_defaults
 from xlsent.errors import ConfigError
+from xlsent.train.settings import trained_heads
 
 
 def validate(config: dict, schema_path: str | Path) -> dict:
@@ -275,6 +276,15 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
                 f"config key `{key('wacse_weights')}` is all zeros, so run {run!r} would train "
                 "nothing: give at least one objective a positive weight, e.g. the paper's "
                 "[0.8, 0.1, 0.1]"
+            )
+        if settings["freeze_encoder"] and not trained_heads(
+            spec["method"], settings["wacse_weights"], settings["pooler"]
+        ):
+            raise ConfigError(
+                f"config key `{key('freeze_encoder')}` freezes the whole encoder of run {run!r}, "
+                f"whose method {spec['method']} trains no head beside it, so nothing would "
+                "train: remove it, or give the run a head (method mlm, tlm, tr-tlm or dap, wacse "
+                "with an AWP weight, or pooler: mlp)"
             )
         limit = max_positions(config, run)
         if limit is not None and settings["max_length"] > limit:

@@ -47,10 +47,10 @@ NOT_PROGRAM_SETTINGS = {
     "evaluate.bucc.heldout": ("from",),
     "evaluate.bli": ("dictionaries",),
 }
-# Keys whose null is the behaviour from before they existed and the program's own default:
-# a job's settings leave them out while null, so that a version adding one plans no finished
-# job again (a rule's params decide its reruns).
-LEFT_OUT_WHEN_NULL = {"train": ("head_lr",)}
+# Keys whose default is the behaviour from before they existed and the program's own default:
+# a job's settings leave them out at that default, so that a version adding one plans no
+# finished job again (a rule's params decide its reruns).
+LEFT_OUT_AT_DEFAULT = {"train": {"head_lr": None, "freeze_encoder": False}}
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
@@ -227,12 +227,14 @@ def mapped_settings(config: dict, run: str) -> dict:
 
 def program_settings(block: str, settings: dict) -> dict:
     """The settings of block `block` ("train", "bisent2vec", "corpus", "align.eflomal") that
-    its program takes: all but `NOT_PROGRAM_SETTINGS[block]`, and `LEFT_OUT_WHEN_NULL[block]`
-    where null."""
+    its program takes: all but `NOT_PROGRAM_SETTINGS[block]`, and `LEFT_OUT_AT_DEFAULT[block]`
+    at their defaults."""
     left_out = NOT_PROGRAM_SETTINGS.get(block, ())
-    unset = LEFT_OUT_WHEN_NULL.get(block, ())
+    defaults = LEFT_OUT_AT_DEFAULT.get(block, {})
     return {
-        k: v for k, v in settings.items() if k not in left_out and not (k in unset and v is None)
+        k: v
+        for k, v in settings.items()
+        if k not in left_out and not (k in defaults and v == defaults[k])
     }
 
 

@@ -157,8 +157,9 @@ class Trainer:
         return pool, words
 
     def _build_model(self, langs: list[str]) -> nn.Module:
-        """The encoder the model entry names, with language embeddings for `langs` and its
-        word embeddings frozen where the settings ask."""
+        """The encoder the model entry names, with language embeddings for `langs`, and its
+        word embeddings, or all of it (only the heads then train), frozen where the settings
+        ask."""
         s, spec = self.settings, self.model_spec
         model = encoder.build(
             spec.init, spec.tokenizer_dir, spec.pretrained_dir, s.max_length, spec.shape
@@ -167,7 +168,15 @@ class Trainer:
         spec.sentence.record(model.config)
         if s.language_embeddings:
             encoder.add_language_embeddings(model, langs, s.seed)
-        if s.freeze_word_embeddings:
+        if s.freeze_encoder:
+            if not s.heads:
+                raise ValueError(
+                    f"train.freeze_encoder: method {s.method!r} trains no head beside the "
+                    "encoder, so nothing would train; leave the encoder free, or take a method "
+                    "with a head (mlm, tlm, tr-tlm, dap, wacse with AWP) or pooler: mlp"
+                )
+            model.requires_grad_(False)
+        elif s.freeze_word_embeddings:
             model.get_input_embeddings().weight.requires_grad_(False)
         return model
 

@@ -5,6 +5,7 @@ trainer builds it (`ModelSpec`)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ class TrainSettings:
     micro_batch_size: int = 256
     max_steps: int = 100_000
     freeze_word_embeddings: bool = False
+    freeze_encoder: bool = False
     eval_every: int = 2000
     checkpoint_every: int = 2000
     log_every: int = 50
@@ -62,12 +64,33 @@ class TrainSettings:
         return self.method in PRETRAINING
 
     @property
+    def heads(self) -> tuple[str, ...]:
+        """The heads the method trains beside the encoder (`trained_heads`)."""
+        return trained_heads(self.method, self.wacse_weights, self.pooler)
+
+    @property
     def sentences_per_pair(self) -> int:
         """Sentences a micro-batch draws per pair of micro_batch_size: MLM's are sentences."""
         return 2 if self.method == "mlm" else 1
 
 
 PRETRAINING = ("mlm", "tlm")
+
+
+def trained_heads(method: str, wacse_weights: Sequence[float], pooler: str) -> tuple[str, ...]:
+    """The heads a run trains beside the encoder: the MLM head of a language-modelling
+    objective or of WACSE's AWP (weight β above 0), DAP's RTL head, the `mlp` pooler. With
+    `freeze_encoder` they are all that trains."""
+    heads = []
+    if method in ("mlm", "tlm", "tr-tlm") or (method == "wacse" and wacse_weights[1] > 0):
+        heads.append("the MLM head")
+    if method == "dap":
+        heads.append("the RTL head")
+    if pooler == "mlp":
+        heads.append("the mlp pooler")
+    return tuple(heads)
+
+
 RTL_VOCABULARIES = ("english", "all")
 TLM_INPUTS = ("xlm", "dap")
 
