@@ -4,6 +4,7 @@ encoder and MLM head are what a run starting from it (`init_from`) gets."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -277,14 +278,17 @@ def test_a_frozen_encoder_leaves_the_heads_alone_to_train(
     and nothing of the encoder, the head's decoder (the word embeddings) included; a method
     without a head is refused before it trains."""
     scratch = ModelSpec("scratch", small_tokenizer, shape=SHAPE)
-    frozen = {"method": "mlm", "freeze_encoder": True}
+    frozen = {"method": "mlm", "freeze_encoder": True, "head_lr": 1e-2}
     trainer = _trainer(small_subwords, small_tokenizer, tmp_path / "mlm", scratch, **frozen)
     encoder = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     head = {n: p.detach().clone() for n, p in trainer.objective.mlm.named_parameters()}
     optimised = {id(p) for group in trainer.optimizer.param_groups for p in group["params"]}
     assert not optimised & {id(p) for p in trainer.model.parameters()}
-    for _ in range(2):
-        trainer.train_step()
+    trainer.run(tmp_path / "train_log.jsonl")
+    # The log gives the heads' rate beside the encoder's, on the same schedule.
+    logged = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    rates = [(r["lr"], r["head_lr"]) for r in logged if "loss" in r]
+    assert len(rates) == 2 and all(head_lr == pytest.approx(5 * lr) for lr, head_lr in rates)
     for name, value in trainer.model.named_parameters():
         assert torch.equal(value, encoder[name]), name
     moved = {n for n, p in trainer.objective.mlm.named_parameters() if not torch.equal(p, head[n])}

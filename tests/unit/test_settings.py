@@ -66,7 +66,7 @@ def _fields(cls: type) -> dict:
 CASES = {
     "train": (
         TrainSettings,
-        # Every key the trainer takes: those left out of a job's settings while null too.
+        # Every key the trainer takes: those left out of a job's settings at their defaults too.
         {
             k: v
             for k, v in _defaults(SCHEMA["train"]["properties"]).items()

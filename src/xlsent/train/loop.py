@@ -416,11 +416,13 @@ class Trainer:
                 tokens_since += record["tokens"] * self.world.size
                 if self.step % s.log_every == 0 or self.step == s.max_steps:
                     elapsed = time.perf_counter() - started
+                    lrs = self.scheduler.get_last_lr()  # the encoder's groups, then the heads'
                     entry = {
                         "step": self.step,
                         "loss": round(float(np.mean([r["loss"] for r in records])), 5),
                         **{f"loss_{name}": _mean(records, name) for name in record["parts"]},
-                        "lr": self.scheduler.get_last_lr()[0],
+                        "lr": lrs[0],
+                        **({"head_lr": lrs[-1]} if s.head_lr is not None else {}),
                         "grad_norm": round(record["grad_norm"], 4),
                         "pairs_per_s": round(pairs_since / elapsed, 1),
                         "tokens_per_s": round(tokens_since / elapsed, 1),
