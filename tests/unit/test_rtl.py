@@ -331,3 +331,15 @@ def test_a_dap_run_over_english_ids_resumes_exactly(small_subwords, small_tokeni
     assert logged[0] == logged[1]  # every loss, RTL's included, and every dev score
     for name, tensor in straight.objective.state_dict().items():
         assert torch.equal(tensor, resumed.objective.state_dict()[name]), name
+
+
+def test_a_frozen_encoder_trains_the_rtl_heads_copies(small_subwords, small_tokenizer, tmp_path):
+    """`freeze_encoder` with DAP: the encoder is fixed after the RTL head copied its
+    embeddings and last layers, so the copies (and the head's own layers) are what trains."""
+    trainer = _dap_trainer(small_subwords, small_tokenizer, tmp_path, freeze_encoder=True)
+    optimised = {id(p) for group in trainer.optimizer.param_groups for p in group["params"]}
+    assert not optimised & {id(p) for p in trainer.model.parameters()}
+    rtl = trainer.objective.rtl
+    trained = {id(p) for p in rtl.parameters() if p.requires_grad}
+    assert trained and trained <= optimised
+    assert {id(p) for p in rtl.layers.parameters()} <= trained

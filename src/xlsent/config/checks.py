@@ -33,7 +33,7 @@ from xlsent.config.runs import (
 )
 from xlsent.config.schema import error_message, with_defaults
 from xlsent.errors import ConfigError
-from xlsent.train.settings import trained_heads
+from xlsent.train.settings import trains_a_head
 
 
 def validate(config: dict, schema_path: str | Path) -> dict:
@@ -277,7 +277,7 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
                 "nothing: give at least one objective a positive weight, e.g. the paper's "
                 "[0.8, 0.1, 0.1]"
             )
-        if settings["freeze_encoder"] and not trained_heads(
+        if settings["freeze_encoder"] and not trains_a_head(
             spec["method"], settings["wacse_weights"], settings["pooler"]
         ):
             raise ConfigError(

@@ -157,9 +157,8 @@ class Trainer:
         return pool, words
 
     def _build_model(self, langs: list[str]) -> nn.Module:
-        """The encoder the model entry names, with language embeddings for `langs`, and its
-        word embeddings, or all of it (only the heads then train), frozen where the settings
-        ask."""
+        """The encoder the model entry names, with language embeddings for `langs` and its
+        word embeddings frozen where the settings ask."""
         s, spec = self.settings, self.model_spec
         model = encoder.build(
             spec.init, spec.tokenizer_dir, spec.pretrained_dir, s.max_length, spec.shape
@@ -168,22 +167,23 @@ class Trainer:
         spec.sentence.record(model.config)
         if s.language_embeddings:
             encoder.add_language_embeddings(model, langs, s.seed)
-        if s.freeze_encoder:
-            if not s.heads:
-                raise ValueError(
-                    f"train.freeze_encoder: method {s.method!r} trains no head beside the "
-                    "encoder, so nothing would train; leave the encoder free, or take a method "
-                    "with a head (mlm, tlm, tr-tlm, dap, wacse with AWP) or pooler: mlp"
-                )
-            model.requires_grad_(False)
-        elif s.freeze_word_embeddings:
+        if s.freeze_word_embeddings:
             model.get_input_embeddings().weight.requires_grad_(False)
         return model
 
     def _build_objective(self, tokens: Tokens) -> Objectives:
-        """The method's losses and heads over the model, on the device."""
+        """The method's losses and heads over the model, on the device; with `freeze_encoder`
+        the heads alone train, the encoder fixed once they are built (DAP's RTL head copies
+        the encoder's embeddings and last layers, and the copies train)."""
+        s = self.settings
+        if s.freeze_encoder and not s.trains_a_head:
+            raise ValueError(
+                f"train.freeze_encoder: method {s.method!r} trains no head beside the encoder, "
+                "so nothing would train; leave the encoder free, or take a method with a head "
+                "(mlm, tlm, tr-tlm, dap, wacse with AWP) or pooler: mlp"
+            )
         pretrained = self.model_spec.pretrained_dir
-        return Objectives(
+        objective = Objectives(
             self.model,
             self.settings,
             tokens,
@@ -192,6 +192,9 @@ class Trainer:
             distributed.gather if self.world.size > 1 else None,
             rtl_vocabulary=self._rtl_vocabulary(tokens.sep),
         ).to(self.device)
+        if s.freeze_encoder:
+            self.model.requires_grad_(False)
+        return objective
 
     def _distributed(self, objective: Objectives) -> nn.Module:
         """What computes a micro-batch's loss: `objective`, wrapped by DDP under several

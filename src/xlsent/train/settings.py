@@ -64,9 +64,9 @@ class TrainSettings:
         return self.method in PRETRAINING
 
     @property
-    def heads(self) -> tuple[str, ...]:
-        """The heads the method trains beside the encoder (`trained_heads`)."""
-        return trained_heads(self.method, self.wacse_weights, self.pooler)
+    def trains_a_head(self) -> bool:
+        """Whether the method trains a head beside the encoder (`trains_a_head`)."""
+        return trains_a_head(self.method, self.wacse_weights, self.pooler)
 
     @property
     def sentences_per_pair(self) -> int:
@@ -77,18 +77,13 @@ class TrainSettings:
 PRETRAINING = ("mlm", "tlm")
 
 
-def trained_heads(method: str, wacse_weights: Sequence[float], pooler: str) -> tuple[str, ...]:
-    """The heads a run trains beside the encoder: the MLM head of a language-modelling
+def trains_a_head(method: str, wacse_weights: Sequence[float], pooler: str) -> bool:
+    """Whether a run trains a head beside the encoder: the MLM head of a language-modelling
     objective or of WACSE's AWP (weight β above 0), DAP's RTL head, the `mlp` pooler. With
-    `freeze_encoder` they are all that trains."""
-    heads = []
-    if method in ("mlm", "tlm", "tr-tlm") or (method == "wacse" and wacse_weights[1] > 0):
-        heads.append("the MLM head")
-    if method == "dap":
-        heads.append("the RTL head")
-    if pooler == "mlp":
-        heads.append("the mlp pooler")
-    return tuple(heads)
+    `freeze_encoder` the heads are all that trains."""
+    language_modelling = method in ("mlm", "tlm", "tr-tlm")
+    awp = method == "wacse" and wacse_weights[1] > 0
+    return language_modelling or awp or method == "dap" or pooler == "mlp"
 
 
 RTL_VOCABULARIES = ("english", "all")
