@@ -13,22 +13,27 @@ def _xlsent(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_bad_input_is_one_actionable_line_not_a_traceback(tmp_path):
-    proc = _xlsent(
+def _clean_kk(directory) -> subprocess.CompletedProcess:
+    """The clean job of kk over the local corpus files of `directory`, writing beside them."""
+    return _xlsent(
         "clean",
         "--lang",
         "kk",
         "--source",
         "local",
         "--local-dir",
-        str(tmp_path),
+        str(directory),
         "--settings",
         SETTINGS,
         "--out",
-        str(tmp_path / "clean.parquet"),
+        str(directory / "clean.parquet"),
         "--stats",
-        str(tmp_path / "stats.json"),
+        str(directory / "stats.json"),
     )
+
+
+def test_bad_input_is_one_actionable_line_not_a_traceback(tmp_path):
+    proc = _clean_kk(tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert f"{tmp_path} has no corpus for kk" in proc.stderr
@@ -39,21 +44,7 @@ def test_bad_input_is_one_actionable_line_not_a_traceback(tmp_path):
 def test_mismatched_moses_files_name_both_files(tmp_path):
     (tmp_path / "Tanzil.en-kk.en").write_text("One two three four\nFive six seven eight\n")
     (tmp_path / "Tanzil.en-kk.kk").write_text("Бір екі үш төрт\n")
-    proc = _xlsent(
-        "clean",
-        "--lang",
-        "kk",
-        "--source",
-        "local",
-        "--local-dir",
-        str(tmp_path),
-        "--settings",
-        SETTINGS,
-        "--out",
-        str(tmp_path / "clean.parquet"),
-        "--stats",
-        str(tmp_path / "stats.json"),
-    )
+    proc = _clean_kk(tmp_path)
     assert proc.returncode == 2
     assert f"{tmp_path}/Tanzil.en-kk.kk ends after 1 lines but {tmp_path}/Tanzil.en-kk.en" in (
         proc.stderr
