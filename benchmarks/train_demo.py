@@ -6,7 +6,7 @@ machine's CPU, each method (`--methods`, of training/runs.py's RUNS) with the co
 `train` block and its run's overrides at `--batch` pairs per step. The methods' steps are
 interleaved, one step of each in turn, so that load from other jobs falls on all alike;
 `--isolate` runs each in its own process instead and adds its peak memory. Each row has the
-method's model FLOPs per step (training/flops.py) and its time and FLOPs relative to tr's;
+method's model FLOPs per step (xlsent.train.flops) and its time and FLOPs relative to tr's;
 docs/results.md#benchmarks says what every column means and what was measured.
 
     .venv/bin/python benchmarks/train_demo.py --steps 30

@@ -171,14 +171,16 @@ def interleaved(
             run_trainer.train_step()
     step_s = {run: [] for run in settings}
     cpu_s = {run: [] for run in settings}  # the process's CPU time, every thread's
+    flops = {run: [] for run in settings}
     for recorder in recorders.values():
         recorder.reset()
     for _ in range(steps):
         for run, run_trainer in trainers.items():
             start, start_cpu = time.perf_counter(), time.process_time()
-            run_trainer.train_step()
+            record = run_trainer.train_step()
             step_s[run].append(time.perf_counter() - start)
             cpu_s[run].append(time.process_time() - start_cpu)
+            flops[run].append(record["flops"])
     # The real tokens of the 2N sentences (a step's own count adds TLM's sequences).
     tokens = {run: sum(recorders[run].tokens) for run in settings}
     first = next(iter(trainers.values()))
@@ -201,7 +203,16 @@ def interleaved(
         "word_alignment": alignment_stats(trainers),
         "settings": {run: described(trainers[run].settings) for run in settings},
         "runs": [
-            summary(run, step_s[run], tokens[run], batch, recorders[run], peak_tflops, cpu_s[run])
+            summary(
+                run,
+                step_s[run],
+                tokens[run],
+                batch,
+                recorders[run],
+                flops[run],
+                peak_tflops,
+                cpu_s[run],
+            )
             | ({} if freeze is None else {"freeze": "on" if freeze else "off"})
             for run in settings
         ],

@@ -21,6 +21,8 @@ def table(result: dict) -> str:
     columns = [("run", "run", "{}")]
     if any("freeze" in r for r in runs):
         columns.append(("freeze", "freeze", "{}"))
+    if len({r["batch_pairs"] for r in runs}) > 1:
+        columns.append(("batch", "batch_pairs", "{:,}"))
     columns += [
         ("ms/step", "ms_per_step", "{:,.1f}"),
         ("median ms", "ms_per_step_median", "{:,.1f}"),
@@ -32,6 +34,7 @@ def table(result: dict) -> str:
         columns.append(("CPU ms/step", "cpu_ms_per_step", "{:,.1f}"))
     columns += [
         ("tokens/s", "tokens_per_s", _count),
+        ("padding", "padding_share", "{:.0%}"),
         ("×tr", "ratio_to_tr", "{:.2f}"),
         ("fastest ×tr", "fastest_ratio_to_tr", "{:.2f}"),
         ("paper ×tr", "paper_ratio_to_tr", "{:.2f}"),
@@ -59,15 +62,16 @@ def table(result: dict) -> str:
 def report(result: dict) -> str:
     """The shape and batch, the table, and what its columns compare with."""
     paper = result["paper_dap_over_tr"]
-    real = result["runs"][0]["real_token_fraction"]
+    batches = ", ".join(f"{n:,}" for n in dict.fromkeys(r["batch_pairs"] for r in result["runs"]))
     return "\n".join(
         [
-            f"\n{result['shape']}, {result['device']}, {result['batch_pairs']} pairs per step\n",
+            f"\n{result['shape']}, {result['device']}, {batches} pairs per step\n",
             table(result),
             f"\nDAP paper: TR {paper['ms_per_sample']['tr']} ms/sample, DAP "
             f"{paper['ms_per_sample']['dap']} ms/sample, ratio {paper['ratio']:.2f}. "
             "`build ms/µb`: building a micro-batch on the CPU (in a background thread in "
-            "training).",
-            f"Real (non-pad) tokens: {real:.0%} of the padded batch's positions.",
+            "training). `padding`: the share of the padded sentences' positions that are "
+            "padding (each micro-batch padded to its longest sentence); tokens/s and MFU "
+            "count real tokens only.",
         ]
     )

@@ -8,6 +8,7 @@ import harness
 import yaml
 
 from xlsent.config import validate
+from xlsent.config.runs import NOT_PROGRAM_SETTINGS
 from xlsent.train.settings import TrainSettings
 
 SCHEMA = harness.ROOT / "workflow/schemas/config.schema.yaml"
@@ -50,7 +51,7 @@ def run_settings(config: dict, run: str, **overrides) -> TrainSettings:
     if spec is not None and spec["method"] == RUNS[run]["method"]:
         settings.update(spec.get("train") or {})
         settings.update(RUNS[run])
-    settings = {k: v for k, v in settings.items() if k not in ("threads", "gpus")}
+    settings = {k: v for k, v in settings.items() if k not in NOT_PROGRAM_SETTINGS["train"]}
     return TrainSettings(**{**settings, "seed": 0, **overrides})
 
 
@@ -58,7 +59,7 @@ def me5_settings(config: dict, run: str, freeze: bool, **overrides) -> TrainSett
     """The `me5` shape's settings: the demo config's `train` block, the run's method (its
     `RUNS` entry: the demo's runs' overrides are the scratch model's, left out, so `dap` has
     DAP's 2-layer RTL head), lr 2e-5 (the config's me5-tr), max_length 32, `freeze`."""
-    settings = {k: v for k, v in config["train"].items() if k not in ("threads", "gpus")}
+    settings = {k: v for k, v in config["train"].items() if k not in NOT_PROGRAM_SETTINGS["train"]}
     return TrainSettings(
         **{
             **settings,

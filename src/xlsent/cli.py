@@ -76,11 +76,16 @@ def main(argv: list[str] | None = None) -> None:
         setattr(args, passthrough, rest)
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    # The command line itself, for a command that starts itself again in other processes
+    # (`train` on several GPUs).
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # faiss says at INFO which of its builds it tried and loaded: seven lines in every log.
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     from xlsent.errors import XlsentError
     from xlsent.io import describe_os_error
 
@@ -99,5 +104,5 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
 
 
-if __name__ == "__main__":  # torchrun runs `-m xlsent.cli` (multi-GPU training)
+if __name__ == "__main__":  # the training processes run `-m xlsent.cli` (xlsent.train.launch)
     main()

@@ -7,15 +7,23 @@ document between ``<!-- generated: NAME -->`` and ``<!-- end generated -->``; ``
 xlsent.docs`` rewrites them and ``--check`` fails (naming the document) where one is stale,
 which ``tests/unit/test_docs.py`` runs.
 
-One thing is checked, not generated: the numbers docs/methods.md quotes from docs/results.md
-(`citations`). A quoted number is a link to where results.md states it, ``[0.2 to
-0.3](results.md#NAME)``, and results.md marks it there, ``<a id="NAME">0.2 to 0.3</a>``; both
-commands fail, naming the two, where the texts differ.
+Two things are checked, not generated. The numbers docs/methods.md quotes from
+docs/results.md (`citations`): a quoted number is a link to where results.md states it,
+``[0.2 to 0.3](results.md#NAME)``, and results.md marks it there, ``<a id="NAME">0.2 to
+0.3</a>``; both commands fail, naming the two, where the texts differ. And the per-language
+counts and means results.md quotes from a comparison table (`xlsent tables-compare`,
+`compared`): results.md marks each with the cell that gives it, ``<a id="NAME"
+data-compare="results/tables/compare.csv wacse tr tatoeba xtreme36 below">28</a>`` (the
+table's path from the repository root, runs a and b, the task, the row: a group, ``all`` or
+a language, and the column); where that table is at hand the commands fail if the quote is
+not the cell at the quote's decimals, and name the tables that are not (results/ is made by
+the workflow, not kept in the repository).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import re
 import sys
@@ -23,6 +31,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
+
+from xlsent.tables.compare import COUNTS, SCORES, TASKS
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "workflow" / "rules"
@@ -33,7 +43,11 @@ _SECTION = re.compile(r"^    (\w+):\s*(.*)$")
 _ATTEMPT = re.compile(r"^lambda w(?:ildcards)?, attempt: (.+?) \* attempt$")
 # A number methods.md quotes from results.md, and where results.md states it.
 _CITATION = re.compile(r"\[([−+-]?\d[^\]]*)\]\(results\.md#([\w-]+)\)")
-_STATED = re.compile(r'<a id="([\w-]+)">([^<]*)</a>')
+_STATED = re.compile(r'<a id="([\w-]+)"(?: data-compare="[^"]*")?>([^<]*)</a>')
+# A number results.md quotes from a comparison table, with the cell that gives it.
+_COMPARED = re.compile(r'<a id="([\w-]+)" data-compare="([^"]*)">([^<]*)</a>')
+_NUMBER = re.compile(r"[−+-]?\d+(?:\.\d+)?")
+COMPARE_COLUMNS = (*SCORES, *COUNTS, "languages")
 
 
 def _rule_blocks(text: str) -> Iterator[tuple[str, dict[str, list[str]]]]:
@@ -150,6 +164,57 @@ def citations(methods: str, results: str) -> list[str]:
     return problems
 
 
+def _compare_rows(path: Path) -> dict[tuple[str, ...], dict[str, str]] | None:
+    """A comparison table's rows by (a, b, task, unit), or None where it is not at hand."""
+    if not path.exists():
+        return None
+    with path.open(newline="") as file:
+        return {(r["a"], r["b"], r["task"], r["unit"]): r for r in csv.DictReader(file)}
+
+
+def compared(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]]:
+    """What is wrong with the numbers `results` (docs/results.md) quotes from comparison
+    tables, each marked `<a id="NAME" data-compare="TABLE A B TASK ROW COLUMN">28</a>`, and
+    how many quotes each table that is not at hand (under `root`) leaves unchecked.
+
+    A quote matches its cell when the cell, rounded to the quote's decimals, is the quoted
+    number (`−` or `-` for minus, `+` allowed): 28 for a count, −0.37 for a difference."""
+    problems: list[str] = []
+    unchecked: dict[str, int] = {}
+    tables: dict[str, dict | None] = {}
+    form = (
+        f"TABLE A B TASK ROW COLUMN (TASK one of {', '.join(TASKS)}; COLUMN one of "
+        f"{', '.join(COMPARE_COLUMNS)})"
+    )
+    for name, cell, text in _COMPARED.findall(results):
+        where = f"docs/results.md#{name} ({text})"
+        fields = cell.split()
+        if len(fields) != 6 or fields[3] not in TASKS or fields[5] not in COMPARE_COLUMNS:
+            problems.append(f'{where}: data-compare="{cell}" is not {form}')
+            continue
+        if not _NUMBER.fullmatch(text):
+            problems.append(f"{where}: marks no number; the table's cell is a number")
+            continue
+        table, a, b, task, unit, column = fields
+        if table not in tables:
+            tables[table] = _compare_rows(root / table)
+        rows = tables[table]
+        if rows is None:
+            unchecked[table] = unchecked.get(table, 0) + 1
+            continue
+        row = rows.get((a, b, task, unit))
+        if row is None or row[column] == "":
+            missing = "no row" if row is None else f"a blank {column} in the row"
+            problems.append(f"{where}: {table} has {missing} {a} {b} {task} {unit}")
+            continue
+        quoted = float(text.replace("−", "-"))
+        decimals = len(text.partition(".")[2])
+        rounded = f"{float(row[column]):.{decimals}f}"
+        if float(rounded) != quoted:
+            problems.append(f"{where}: {table} gives {column} {rounded} for {a} {b} {task} {unit}")
+    return problems, unchecked
+
+
 def _replace(text: str, name: str, table: str, doc: str) -> str:
     start, end = f"<!-- generated: {name} -->", "<!-- end generated -->"
     head, found, rest = text.partition(start)
@@ -173,11 +238,19 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(new)
     if args.check and stale:
         print(f"stale: {', '.join(stale)}; run `python -m xlsent.docs`", file=sys.stderr)
-    problems = citations(
-        (ROOT / "docs" / "methods.md").read_text(), (ROOT / "docs" / "results.md").read_text()
-    )
+    results = (ROOT / "docs" / "results.md").read_text()
+    problems = citations((ROOT / "docs" / "methods.md").read_text(), results)
+    quoted, unchecked = compared(results, ROOT)
+    problems += quoted
     for problem in problems:
         print(problem, file=sys.stderr)
+    for table, count in unchecked.items():
+        print(
+            f"not checked: {count} numbers docs/results.md quotes from {table}, which is not "
+            "here (results/ is not in the repository; results.md gives the command that makes "
+            "it)",
+            file=sys.stderr,
+        )
     return 1 if problems or (args.check and stale) else 0
 
 

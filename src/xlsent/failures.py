@@ -32,7 +32,8 @@ _ERROR = re.compile(r"^\d{4}-\d\d-\d\d [\d:,]+ (ERROR .*)$")
 _STATUS = re.compile(r"^Command '(.*)' returned non-zero exit status (\d+)\.$", re.MULTILINE)
 # The trainer's lines (xlsent.train.loop) of a checkpoint saved, or resumed from.
 _CHECKPOINT = re.compile(r"(?:checkpoint at step (\d+): (\S+)$|resumed from (\S+) at step (\d+)$)")
-# The train rule's command (`xlsent train`, or under torchrun `-m xlsent.cli train`).
+# The train rule's command (`xlsent train`; a training process of several: `-m xlsent.cli
+# train`).
 _TRAINING = re.compile(r"\bxlsent(\.cli)? train ")
 # What a signal that ends a job says of its cause.
 _CAUSES = {

@@ -9,6 +9,11 @@ out-of-memory killer or a cluster's time limit would, without running any cleanu
 `XLSENT_KILL_AT` is a comma-separated list of points, each optionally `point@n` to die at
 its n-th passage (default the first). `XLSENT_KILL_LOG`, when set, is a file to which the
 point's name is appended before the kill, so that a test knows which point fired.
+
+A training of several processes passes its points in each of them: `XLSENT_KILL_RANK` kills
+only the process of that rank (the others then see a peer die), and `XLSENT_TERM_LAUNCHER`
+makes the point send SIGTERM to the process's launcher (its parent) instead, as Slurm does
+when it preempts the job, and go on.
 """
 
 from __future__ import annotations
@@ -55,12 +60,18 @@ def kill_point(name: str) -> None:
     armed = _armed()
     if name not in armed:
         return
+    rank = os.environ.get("XLSENT_KILL_RANK")
+    if rank is not None and os.environ.get("RANK", "0") != rank:
+        return
     _passages[name] += 1
     if _passages[name] != armed[name]:
         return
     if log := os.environ.get("XLSENT_KILL_LOG"):
         with open(log, "a") as f:
             f.write(f"{name}\n")
+    if os.environ.get("XLSENT_TERM_LAUNCHER"):
+        os.kill(os.getppid(), signal.SIGTERM)
+        return
     for pid in reversed(_descendants(os.getpid())):
         with contextlib.suppress(ProcessLookupError):  # ended meanwhile
             os.kill(pid, signal.SIGKILL)

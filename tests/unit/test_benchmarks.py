@@ -1,4 +1,4 @@
-"""The scripts of benchmarks/ run, and the FLOPs model that docs/results.md quotes counts right.
+"""The scripts of benchmarks/ run (the FLOPs model they share: tests/unit/test_flops.py).
 
 Every `benchmarks/*.py` runs end to end at its tiny setting (`--smoke --out-dir DIR`, as its
 own process with this interpreter): it exits 0, prints a table and writes DIR/NAME.json
@@ -10,7 +10,6 @@ imports and one from after, as it must to compare code across refactors.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import json
 import math
@@ -18,10 +17,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
-import torch
 from support import ROOT, SHARED
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -63,7 +60,7 @@ FIELDS = {
     },
     "encode": {
         "positive": ["rows.*.per_cpu_s", "rows.*.per_wall_s", "rows.*.cpu_s", "rows.*.ratio_to_st"],
-        "present": ["rows.*.cosine_to_engine"],
+        "present": ["rows.*.cosine_to_engine", "rows.xlsent-bf16.cosine_to_fp32"],
     },
     "bisent2vec": {
         "positive": [
@@ -80,23 +77,41 @@ FIELDS = {
         "positive": [
             "speed.*.pairs_per_s",
             "speed.*.pairs_per_cpu_s",
-            "wspalign_precision.fp32_seconds",
-            "wspalign_precision.bf16_seconds",
             "wspalign_precision.candidate_links",
+            "wspalign_precision.precisions.*.seconds",
+            "wspalign_precision.precisions.*.pairs_per_s",
         ],
         "present": [
             "quality.*.aer",
-            "wspalign_precision.links_fp32",
-            "wspalign_precision.links_bf16",
-            "wspalign_precision.links_agreement",
-            "wspalign_precision.score_abs_diff_mean",
-            "wspalign_precision.score_abs_diff_max",
-            "wspalign_precision.spans_moved",
+            "wspalign_precision.precisions.*.links",
+            "wspalign_precision.precisions.bf16.links_agreement",
+            "wspalign_precision.precisions.bf16.links_flipped",
+            "wspalign_precision.precisions.bf16.score_abs_diff_mean",
+            "wspalign_precision.precisions.bf16.score_abs_diff_max",
+            "wspalign_precision.precisions.bf16.spans_moved",
         ],
     },
     "l10n_quality": {
         "positive": ["training.*.train_wall_s", "training.*.train_cpu_s", "dev_curves.*.*.cpu_min"],
         "present": ["training.*.best_dev_p1", "dev_curves.*.*.dev_p1"],
+    },
+    "train_memory": {
+        "positive": [
+            "parquet_mib",
+            "pool_mib",
+            "model_pool_mib",
+            "build.seconds",
+            "build.peak_rss_mib",
+            "runs.*.*.processes.*.rss_mib",
+            "runs.*.*.processes.*.pss_mib",
+        ],
+        "present": [
+            "build.working_set_mib",
+            "runs.*.*.processes.*.pool_pss_mib",
+            "runs.*.*.processes.*.load_s",
+            "runs.*.*.pool_pss_mib_total",
+            "second_process_share.*",
+        ],
     },
 }
 TRAINING = [
@@ -113,7 +128,17 @@ FIELDS["train_me5"] = {
     "positive": [*TRAINING, "runs.*.cpu_ms_per_step", "runs.*.peak_rss_mb"],
     "present": ["runs.*.training_rss_mb"],
 }
-FIELDS["train_xlmr"] = {"positive": [*TRAINING, "runs.*.build_ms_at_build_batch"]}
+FIELDS["train_xlmr"] = {
+    "positive": [
+        *TRAINING,
+        "runs.*.build_ms_at_build_batch",
+        "lengths.pairs",
+        "lengths.mean_subwords",
+    ],
+    "present": ["runs.*.padding_share", "lengths.truncated_share"],
+}
+# Without CUDA, the GPU steps skip: train_xlmr alone runs, at its smoke size.
+FIELDS["gpu_check"] = {"positive": ["steps.train_xlmr.seconds", "summary.train_xlmr.*.pairs_per_s"]}
 
 # A table's header rule: Markdown's (`|---|---:|`, `| --- |`) or an aligned table's dashes.
 RULE = re.compile(r"^\|?[ :|-]*-{3,}[ :|-]*$")
@@ -219,77 +244,3 @@ def test_sampling_runs_a_baseline_revision_from_either_side_of_the_refactor(rev,
     # Whether its rows equal the checkout's depends on what cleaning has changed since.
     assert isinstance(record["same_as_baseline"], bool)
     assert f"same rows and statistics: {record['same_as_baseline']}" in stdout
-
-
-# -- the FLOPs model (benchmarks/training/flops.py) against counts by hand ----------------------
-@pytest.fixture
-def flops(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("training.flops")
-
-
-# Hidden 4, MLP 8, 2 layers, 50 ids: a layer's matmul parameters are 4·4² + 2·4·8 = 128.
-CONFIG = SimpleNamespace(hidden_size=4, intermediate_size=8, num_hidden_layers=2, vocab_size=50)
-
-
-def test_encoder_flops_count_matmuls_and_attention(flops):
-    # 6 · 2 layers · 128 · 10 tokens + 12 · 2 layers · 4 · 5 positions · 10 tokens
-    assert flops.encoder_flops(CONFIG, tokens=10, seq=5) == 15_360 + 4_800
-    assert flops.encoder_flops(CONFIG, tokens=10, seq=5, layers=1) == (15_360 + 4_800) / 2
-
-
-def test_head_flops_count_the_dense_layer_and_the_output_rows(flops):
-    assert flops.head_flops(CONFIG, positions=3) == 6 * 3 * (4 * 4 + 4 * 50)  # 3,888
-    assert flops.head_flops(CONFIG, positions=3, rows=7) == 6 * 3 * (4 * 4 + 4 * 7)  # 792
-
-
-def _mask(lengths: list[int], width: int) -> torch.Tensor:
-    return (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
-
-
-def _batch(**parts) -> SimpleNamespace:
-    """Two pairs of width 5: sentences of 5, 4 (foreign) and 3, 5 (English) real tokens."""
-    mask = _mask([5, 4, 3, 5], 5)
-    return SimpleNamespace(mask=mask, ids=torch.zeros_like(mask), n_pairs=2, **parts)
-
-
-def _objectives(mlm: bool = False, rtl=None) -> SimpleNamespace:
-    return SimpleNamespace(
-        encoder=SimpleNamespace(config=CONFIG), mlm=object() if mlm else None, rtl=rtl
-    )
-
-
-def test_tr_counts_the_encoder_over_the_real_tokens(flops):
-    # 17 real tokens at width 5: 6 · 2 · 128 · 17 + 12 · 2 · 4 · 5 · 17
-    counted = flops.model_flops(_objectives(), _batch(awp=None, lm=None))
-    assert counted == {"encoder": 26_112 + 8_160}
-
-
-def test_awp_adds_a_pass_over_the_masked_copies_and_the_mlm_head(flops):
-    copies = _mask([6, 5, 4], 6)  # 15 real tokens at width 6, one target each
-    awp = SimpleNamespace(mask=copies, ids=torch.zeros_like(copies), targets=[1, 2, 3])
-    counted = flops.model_flops(_objectives(mlm=True), _batch(awp=awp, lm=None))
-    # 6 · 2 · 128 · 15 + 12 · 2 · 4 · 6 · 15, then the head at 3 positions: 6 · 3 · (16 + 200)
-    assert counted["awp"] == 23_040 + 8_640 + 3_888
-    assert counted.keys() == {"encoder", "awp"}
-
-
-def test_rtl_counts_its_layers_over_source_and_masks_and_its_vocabulary(flops):
-    rtl = SimpleNamespace(layers=[None], vocabulary=list(range(7)))
-    masks = SimpleNamespace(mask=_mask([3, 2], 4))  # 5 English tokens to predict
-    counted = flops.model_flops(_objectives(rtl=rtl), _batch(awp=None, lm=None, rtl=masks))
-    # The foreign sides' tokens after CLS (4 + 3) and the 5 masks, one layer at width
-    # 2 · (5 - 1): 6 · 128 · 12 + 12 · 4 · 8 · 12; the head's 7 rows at 5 positions.
-    assert counted["rtl"] == 9_216 + 4_608 + 6 * 5 * (4 * 4 + 4 * 7)
-    assert flops.rtl_rows(_objectives(rtl=rtl)) == 7
-    everything = SimpleNamespace(layers=[None], vocabulary=None)  # dap-all
-    assert flops.rtl_rows(_objectives(rtl=everything)) == CONFIG.vocab_size
-    assert flops.rtl_rows(_objectives()) is None
-
-
-def test_tlm_adds_a_pass_over_the_concatenated_pairs_and_the_mlm_head(flops):
-    pairs = _mask([9, 7], 9)  # 16 real tokens at width 9, 4 targets
-    lm = SimpleNamespace(mask=pairs, ids=torch.zeros_like(pairs), targets=[1, 2, 3, 4])
-    counted = flops.model_flops(_objectives(), _batch(awp=None, lm=lm))
-    # 6 · 2 · 128 · 16 + 12 · 2 · 4 · 9 · 16, then the head at 4 positions: 6 · 4 · 216
-    assert counted["tlm"] == 24_576 + 13_824 + 5_184

@@ -129,6 +129,7 @@ CONDITIONAL = {
     ("eval-retrieval", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
     ("bisent2vec-eval-retrieval", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
     ("mining-set", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
+    ("train", "nodes"): "train.nodes: above 1 (absent, the job is this node)",
 }
 
 _HEADER = re.compile(r"^\s*(?:rule|checkpoint)\s+(\w+):")

@@ -316,8 +316,24 @@ TINY = {"init": "scratch", "hidden_size": 32, "num_hidden_layers": 2, "num_atten
             },
             "config key `train.batch_size` (1024) must be a multiple of "
             "`train.micro_batch_size` × `runs.big.train.gpus` (512 × 4 = 2048 pairs, a "
-            "micro-batch per GPU), as an optimizer step accumulates whole micro-batches: set "
-            "it to 2048, or change the micro-batch size",
+            "micro-batch per process), as an optimizer step accumulates whole micro-batches: "
+            "set it to 2048, or change the micro-batch size",
+        ),
+        (  # several nodes: a micro-batch per process of every node
+            {
+                "train": {"batch_size": 1024, "micro_batch_size": 128, "gpus": 2},
+                "runs": {"big": {"method": "tr", "model": "xlmr", "train": {"nodes": 3}}},
+            },
+            "config key `train.batch_size` (1024) must be a multiple of "
+            "`train.micro_batch_size` × `train.gpus` × `runs.big.train.nodes` (128 × 2 × 3 = "
+            "768 pairs, a micro-batch per process), as an optimizer step accumulates whole "
+            "micro-batches: set it to 768 or 1536, or change the micro-batch size",
+        ),
+        (  # several nodes train on GPUs
+            {"runs": {"big": {"method": "tr", "model": "xlmr", "train": {"nodes": 2, "gpus": 0}}}},
+            "config key `runs.big.train.nodes` is 2, but `runs.big.train.gpus` is 0: several "
+            "nodes train one process per GPU of each node; give gpus (per node) of at least 1, "
+            "or set nodes: 1 (a CPU run is one node)",
         ),
         (  # an override's value is checked like the global block's
             {"runs": {"tr": {"method": "tr", "model": "xlmr", "train": {"batch_size": 0}}}},

@@ -7,9 +7,11 @@ import re
 import subprocess
 from pathlib import Path
 
+import polars as pl
 from support import ROOT, snakemake_command
 
 from xlsent import docs
+from xlsent.tables.compare import compare_table, write_compare_table
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -17,8 +19,9 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 def _anchors(path: Path) -> set[str]:
     """GitHub's heading anchors (lowercase, punctuation dropped, spaces to hyphens) and the
-    `<a id="...">` that mark a number methods.md quotes (`xlsent.docs.citations`)."""
-    anchors = set(re.findall(r'<a id="([\w-]+)">', path.read_text()))
+    `<a id="...">` that mark a number methods.md quotes (`xlsent.docs.citations`), some of them
+    with the comparison table's cell that gives it (`xlsent.docs.compared`)."""
+    anchors = set(re.findall(r'<a id="([\w-]+)"[ >]', path.read_text()))
     for line in path.read_text().splitlines():
         if line.startswith("#") and not line.startswith("#!"):
             title = line.lstrip("#").strip().lower()
@@ -89,6 +92,89 @@ def test_a_misquoted_number_fails_the_check(tmp_path, monkeypatch, capsys):
     )
 
 
+def _compare_table(root: Path) -> None:
+    """results/tables/compare.csv under `root` of a worked example: A and B, one seed each,
+    on kk and te. A − B: kk 70 − 70.5 = −0.5 (below), te 80 − 80.04 = −0.04 (level); `all`
+    −0.27 (the mean of the two), one below and one level."""
+    rows = [
+        ("tatoeba", run, 0, lang, "mean", "accuracy", value, 1000)
+        for run, scores in (("A", {"kk": 70.0, "te": 80.0}), ("B", {"kk": 70.5, "te": 80.04}))
+        for lang, value in scores.items()
+    ]
+    columns = ["task", "run", "seed", "lang", "direction", "metric", "value", "n"]
+    results = pl.DataFrame(rows, schema=columns, orient="row")
+    (root / "results" / "tables").mkdir(parents=True)
+    table = compare_table([results], [("A", "B")], {})
+    write_compare_table(table, root / "results" / "tables" / "compare.csv")
+
+
+def test_a_number_quoted_from_a_comparison_table_is_its_cell(tmp_path):
+    _compare_table(tmp_path)
+    cell = 'data-compare="results/tables/compare.csv A B tatoeba'
+    right = (
+        f'A is below B on <a id="n" {cell} all below">1</a> of 2 (mean '
+        f'<a id="m" {cell} all diff">−0.27</a>; kk <a id="k" {cell} kk diff">-0.5</a>).'
+    )
+    assert docs.compared(right, tmp_path) == ([], {})
+    wrong = (
+        f'<a id="n" {cell} all below">2</a>, mean <a id="m" {cell} all diff">−0.3</a> and '
+        f'<a id="d" {cell} all diff">−0.2</a>; <a id="x" {cell} de diff">1</a>'
+        f'<a id="y" {cell} all median">1</a>, <a id="z" {cell} all diff">a third</a>'
+    )
+    form = "TABLE A B TASK ROW COLUMN (TASK one of tatoeba, bucc; COLUMN one of a_mean"
+    problems, _ = docs.compared(wrong, tmp_path)
+    assert problems[:3] == [
+        "docs/results.md#n (2): results/tables/compare.csv gives below 1 for A B tatoeba all",
+        # −0.27 at one decimal is −0.3: the quote's decimals decide.
+        "docs/results.md#d (−0.2): results/tables/compare.csv gives diff -0.3 for A B tatoeba all",
+        "docs/results.md#x (1): results/tables/compare.csv has no row A B tatoeba de",
+    ]
+    assert problems[3].startswith(f'docs/results.md#y (1): data-compare="{cell[14:]} all median"')
+    assert form in problems[3]
+    assert problems[4:] == [
+        "docs/results.md#z (a third): marks no number; the table's cell is a number"
+    ]
+    # A table made elsewhere (results/ is not in the repository): counted, not checked.
+    elsewhere = right.replace("compare.csv", "compare_seed42.csv")
+    assert docs.compared(elsewhere, tmp_path) == ([], {"results/tables/compare_seed42.csv": 3})
+
+
+def test_the_check_fails_on_a_misquoted_cell_and_names_tables_it_cannot_read(
+    tmp_path, monkeypatch, capsys
+):
+    (tmp_path / "docs").mkdir()
+    for doc, (name, make) in docs.GENERATED.items():
+        (tmp_path / doc).write_text(
+            f"<!-- generated: {name} -->\n{make()}\n<!-- end generated -->\n"
+        )
+    (tmp_path / "docs" / "methods.md").write_text("")
+    cell = 'data-compare="results/tables/compare.csv A B tatoeba all below"'
+    results = tmp_path / "docs" / "results.md"
+    results.write_text(f'below on <a id="n" {cell}>1</a> of 2\n')
+    monkeypatch.setattr(docs, "ROOT", tmp_path)
+    assert docs.main(["--check"]) == 0
+    assert "not checked: 1 numbers docs/results.md quotes from results/tables/compare.csv" in (
+        capsys.readouterr().err
+    )
+    _compare_table(tmp_path)
+    assert docs.main(["--check"]) == 0 and capsys.readouterr().err == ""
+    results.write_text(f'below on <a id="n" {cell}>2</a> of 2\n')
+    assert docs.main(["--check"]) == 1
+    assert "gives below 1 for A B tatoeba all" in capsys.readouterr().err
+
+
+def test_results_marks_its_per_language_counts_with_their_cells():
+    """The WACSE section's per-language counts and means name the comparison table's cell
+    that gives each (issue 48): all well formed; none checked here, as results/ is not in
+    the repository."""
+    text = (ROOT / "docs" / "results.md").read_text()
+    section = text[text.index("### WACSE given a fair test on me5") :]
+    section = section[: section.index("\n### ")]
+    marked = re.findall(r'data-compare="([^"]*)"', section)
+    assert len(marked) >= 10
+    assert docs.compared(section, ROOT / "no-results")[0] == []
+
+
 def test_the_rule_table_lists_every_rule_snakemake_knows(tmp_path):
     listed = subprocess.run(
         snakemake_command(tmp_path, "--configfile", str(ROOT / "config.yaml"), "--list-rules"),
@@ -100,8 +186,8 @@ def test_the_rule_table_lists_every_rule_snakemake_knows(tmp_path):
     documented = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
     # `all` is the target list, not a job anyone sizes.
     assert documented == set(listed) - {"all"}
-    # Values as declared: the training job's memory grows with the attempt.
-    assert "| `train` | train.smk | (computed) | (computed) | 32000 × attempt |" in table
+    # Values as declared: a value computed from the job's inputs and settings says so.
+    assert "| `train` | train.smk | (computed) | (computed) | (computed) |" in table
 
 
 def test_every_key_of_the_schema_is_in_the_reference():

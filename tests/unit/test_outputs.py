@@ -34,6 +34,7 @@ def test_the_demo_makes_every_table_but_bli_and_mteb():
         "results/plots/tatoeba_tokens.png",
         "results/tables/dev.csv",
         "results/tables/ablation.csv",
+        "results/tables/compare.csv",
         "results/tables/transfer.csv",
         "results/tables/retrieval.csv",
         "results/tables/bucc.csv",

@@ -88,7 +88,11 @@ CASES = {
     "corpus.clean": (
         CleanConfig,
         _defaults(SCHEMA["corpus"]["properties"]["clean"]["properties"]),
-        {"batch_size": "rows per batch in memory, not a result setting"},
+        {
+            "batch_size": "rows per batch in memory, not a result setting",
+            "per_source_cap": "corpus.per_source_cap, which style dap's clean job draws",
+            "seed": "corpus.seed, the seed of that draw",
+        },
     ),
     # The sample job's settings object (`xlsent sample --settings`).
     "corpus (sampling)": (
@@ -130,7 +134,7 @@ def test_the_job_resources_are_schema_keys():
 def test_a_setting_left_out_at_its_default_reaches_the_program_once_set():
     """A key added with the old behaviour as its default changes no job's settings (so plans
     no finished job again) until a config sets it otherwise."""
-    other = {None: 1e-3, False: True}
+    other = {None: 1e-3, False: True, "fp32": "bf16"}
     for block, keys in LEFT_OUT_AT_DEFAULT.items():
         defaults = _defaults(_block(block))
         assert {key: defaults[key] for key in keys} == keys, block
@@ -204,14 +208,18 @@ def test_sample_names_an_unknown_setting(tmp_path, caplog):
             "resources/demo/config.yaml",
             {"style": "words", "min_tokens": 1, "max_length_ratio": 3.0},
         ),
-        ("config.yaml", {"style": "dap", "min_tokens": 4}),
+        (
+            "config.yaml",
+            {"style": "dap", "min_tokens": 4, "per_source_cap": 1_010_000, "seed": 0},
+        ),
     ],
 )
 def test_clean_settings_hold_what_the_style_reads(config, expected):
     """`xlsent clean --settings`: max_length_ratio with style words only (changing it does not
     rerun style dap's clean jobs), never the tokenizer's model name (the rule passes its
-    directory as --tokenizer-dir). With that directory, the command builds the CleanConfig
-    it built from its flags before (--style, --min-tokens, and the style's own flag)."""
+    directory as --tokenizer-dir); with style dap, the corpus's per_source_cap and seed, which
+    the clean job then draws. With that directory, the command builds the CleanConfig it built
+    from its flags before (--style, --min-tokens, and the style's own flag), and the cap."""
     loaded = load(ROOT / config, ROOT / "workflow/schemas/config.schema.yaml")
     settings = clean_settings(loaded)
     assert settings == expected
@@ -221,12 +229,16 @@ def test_clean_settings_hold_what_the_style_reads(config, expected):
     own = {"max_length_ratio": clean["max_length_ratio"], "tokenizer": tokenizer}
     field = "max_length_ratio" if clean["style"] == "words" else "tokenizer"
     flags = CleanConfig(min_tokens=clean["min_tokens"], style=clean["style"], **{field: own[field]})
-    assert cfg == flags
+    cap = {key: expected[key] for key in ("per_source_cap", "seed") if key in expected}
+    assert cfg == dataclasses.replace(flags, **cap)
 
 
 def test_clean_settings_leave_out_what_the_other_style_reads():
     clean = {"style": "dap", "min_tokens": 4, "max_length_ratio": 2.5, "tokenizer": "xlmr"}
     assert clean_settings({"corpus": {"clean": clean}}) == {"style": "dap", "min_tokens": 4}
+    # Without a cap no cap, and no seed: a finished clean job of style dap does not rerun.
+    uncapped = {"clean": clean, "per_source_cap": None, "seed": 3}
+    assert clean_settings({"corpus": uncapped}) == {"style": "dap", "min_tokens": 4}
     words = {**clean, "style": "words"}
     assert clean_settings({"corpus": {"clean": words}}) == {
         "style": "words",

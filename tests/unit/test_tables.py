@@ -6,6 +6,7 @@ import pytest
 from xlsent.languages import UnknownLanguageError, define_groups, members
 from xlsent.tables.bli import bli_table, write_bli_table
 from xlsent.tables.cost import cost_table, write_cost_table
+from xlsent.tables.speed import log_speed, training_speed
 from xlsent.tables.tatoeba import ablation_table, tatoeba_tables, write_tables
 from xlsent.tables.write import scarce_languages
 
@@ -244,6 +245,21 @@ def test_the_per_language_table_shows_each_asked_direction():
     assert only.columns == ["run", "de_xx2en", "jv_xx2en", "ka_xx2en", "kk_xx2en", "te_xx2en"]
 
 
+def test_a_trainings_speed_is_the_median_of_its_log_lines_a_torn_one_left_out(tmp_path):
+    """The live log of a killed job may end in a torn line: its speed is in the lines before.
+    Tokens/s 800 (warming up), 1,000 and 1,100: median 1,000; MFU 0.10, 0.30, 0.35: 30 %."""
+    log = tmp_path / "train_log.jsonl"
+    speeds = [(50, 800.0, 0.10), (100, 1000.0, 0.30), (150, 1100.0, 0.35)]
+    lines = [json.dumps({"step": s, "tokens_per_s": t, "mfu": m}) for s, t, m in speeds]
+    lines.insert(2, json.dumps({"step": 100, "dev_p1": 80.0}))  # an evaluation: no speed
+    log.write_text("\n".join(lines) + '\n{"step": 200, "tokens_per_s": 9')
+    assert log_speed(log) == {"tokens_per_s": 1000.0, "mfu_pct": 30.0}
+    assert training_speed([{"step": 1, "tokens_per_s": 5.0, "mfu": None}]) == {
+        "tokens_per_s": 5.0,
+        "mfu_pct": None,  # a CPU: no peak, no MFU
+    }
+
+
 def test_the_cost_table_sums_each_stage_and_run(tmp_path):
     """Snakemake's benchmark files (one job each) summed per stage and run, by hand."""
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -283,6 +299,16 @@ def test_the_cost_table_sums_each_stage_and_run(tmp_path):
     # The seed-42 job resumed the work of two killed jobs (their time to their last
     # checkpoint, recorded in the checkpoint): the row counts it all.
     earlier = {"train/tr/seed42": [{"seconds": 600.0, "cpu_seconds": 1200.0}] * 2}
+    # Each training's speed (its log's medians: `xlsent.tables.speed`), the mean of its jobs;
+    # one of them on a device of unknown peak (no MFU).
+    speeds = {
+        "train/tr/seed42": {"tokens_per_s": 9000.0, "mfu_pct": 30.0},
+        "train/tr/seed0": {"tokens_per_s": 11000.0, "mfu_pct": None},
+    }
+    fast = cost_table(tmp_path, {}, None, speeds)
+    rows = {(r["stage"], r["run"]): r for r in fast.rows(named=True)}
+    assert (rows["train", "tr"]["tokens_per_s"], rows["train", "tr"]["mfu_pct"]) == (10000, 30)
+    assert rows["clean", ""]["tokens_per_s"] is None
     resumed = cost_table(tmp_path, {"train/tr": 2}, earlier).filter(pl.col("stage") == "train")
     assert resumed.select("jobs", "attempts", "wall_min", "cpu_min", "gpu_h").row(0) == (
         2,

@@ -35,20 +35,38 @@ def test_the_table_has_a_column_per_step_of_any_run_and_the_kept_checkpoint(tmp_
         "me5/seed1": _model(tmp_path, "me5/seed1", {0: 80.0, 100: 85.0}, best=0),
     }
     table = dev_table(models)
-    assert table.columns == ["run", "seed", "0", "100", "200", "400", "chosen_step", "chosen"]
+    steps = ["0", "100", "200", "400"]
+    speed = ["tokens_per_s", "mfu_pct"]  # none in these logs
+    assert table.columns == ["run", "seed", *steps, "chosen_step", "chosen", *speed]
     assert table.rows() == [
-        ("tr", 42, None, None, 90.0, 91.5, 400, 91.5),
-        ("tr", 0, None, None, 91.25, 91.0, 200, 91.25),
-        ("me5", 1, 80.0, 85.0, None, None, 0, 80.0),
+        ("tr", 42, None, None, 90.0, 91.5, 400, 91.5, None, None),
+        ("tr", 0, None, None, 91.25, 91.0, 200, 91.25, None, None),
+        ("me5", 1, 80.0, 85.0, None, None, 0, 80.0, None, None),
     ]
     # tr's seeds kept 91.5 and 91.25; me5 has one seed, so no spread.
     assert seed_spread(table) == {"tr": pytest.approx(0.25)}
 
     write_dev_table(table, tmp_path / "tables/dev.csv")
-    assert pl.read_csv(tmp_path / "tables/dev.csv").equals(table)
+    # (Read with the table's types: the empty speed columns read back as text otherwise.)
+    assert pl.read_csv(tmp_path / "tables/dev.csv", schema=table.schema).equals(table)
     markdown = (tmp_path / "tables/dev.md").read_text()
-    assert "| tr | 0 | – | – | 91.25 | 91.00 | 200 | 91.25 |" in markdown
+    assert "| tr | 0 | – | – | 91.25 | 91.00 | 200 | 91.25 | – | – |" in markdown
     assert markdown.rstrip().endswith("Seeds' spread of the chosen dev P@1 (max − min): tr 0.25.")
+
+
+def test_the_table_gives_each_trainings_median_speed(tmp_path):
+    """Tokens/s and MFU (%): the medians of the log's speed lines (the first, warming up,
+    slower); no MFU where the log has none (a CPU)."""
+    directory = _model(tmp_path, "tr", {300: 90.0}, best=300, losses=False)
+    speeds = [(100, 800.0, 0.10), (200, 1000.0, 0.30), (300, 1100.0, 0.35)]
+    lines = [{"step": step, "loss": 1.0, "tokens_per_s": t, "mfu": m} for step, t, m in speeds]
+    with open(directory / "train_log.jsonl", "a") as log:
+        log.writelines(json.dumps(line) + "\n" for line in lines)
+    cpu = _model(tmp_path, "cpu", {300: 90.0}, best=300, losses=False)
+    with open(cpu / "train_log.jsonl", "a") as log:
+        log.write(json.dumps({"step": 300, "tokens_per_s": 50.0, "mfu": None}) + "\n")
+    table = dev_table({"tr/seed1": directory, "cpu/seed1": cpu})
+    assert table.select("tokens_per_s", "mfu_pct").rows() == [(1000.0, 30.0), (50.0, None)]
 
 
 def test_one_seed_a_run_writes_no_spread(tmp_path):
@@ -88,8 +106,8 @@ def test_languages_with_a_small_dev_split_are_left_out_of_one_column(tmp_path):
     dev = {"de": 98.0, "kk": 96.0, "sw": 66.67}
     directory = _model(tmp_path, "tr", {200: 86.89}, best=200, dev=dev)
     table = dev_table({"tr/seed42": directory}, small)
-    assert table.columns[-3:] == ["chosen_step", "chosen", "chosen_without_small_dev"]
-    assert table.row(0)[-2:] == (86.89, 97.0)
+    assert table.columns[-5:-2] == ["chosen_step", "chosen", "chosen_without_small_dev"]
+    assert table.row(0)[-4:-2] == (86.89, 97.0)
     write_dev_table(table, tmp_path / "dev.csv", small)
     assert "corpus.min_dev_pairs (sw 3)" in (tmp_path / "dev.md").read_text()
     # Without small dev splits the column would repeat `chosen`: it is left out.

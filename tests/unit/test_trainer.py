@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -20,11 +22,12 @@ from sentence_transformers import SentenceTransformer
 from support import tiny_shape
 from transformers import AutoModel
 
+from xlsent.io import sha256_file
 from xlsent.models.encoder import TextEncoder
 from xlsent.train.checkpoints import TrainingError
 from xlsent.train.data import load_pairs
 from xlsent.train.loop import Preempted, Trainer
-from xlsent.train.settings import ModelSpec, TrainSettings
+from xlsent.train.settings import ModelSpec, TrainSettings, identity
 
 SHAPE = tiny_shape()
 SETTINGS = dict(
@@ -140,7 +143,7 @@ def test_killed_training_resumes_exactly(small_subwords, small_tokenizer, tmp_pa
 
 def _fake_scores(trainer: Trainer, scores: dict[int, float]) -> None:
     """Dev P@1 by step, so that which evaluation sets a new best is known in advance."""
-    trainer.evaluate = lambda: {"dev_p1": scores[trainer.step], "dev": {}}
+    trainer.evaluate = lambda precision: {"dev_p1": scores[trainer.step], "dev": {}}
 
 
 class Killed(Exception):
@@ -238,6 +241,61 @@ def test_checkpoint_of_other_settings_is_not_resumed(small_subwords, small_token
     other = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4, lr=5e-4)
     assert not other.resume()
     assert other.step == 0
+
+
+def test_a_setting_that_changes_no_number_keeps_the_checkpoint(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """How often a run logs and saves, and what it reports its speed against, change no
+    weight: the checkpoint is resumed. The device and the precision can: it is not."""
+    first = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
+    first.run()
+    reporting = dict(log_every=1, checkpoint_every=3, peak_tflops=100.0, tensorboard=True)
+    kept = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4, **reporting)
+    assert kept.resume() and kept.step == 4
+    for changed in ({"precision": "fp32"}, {"device": "auto"}):
+        assert identity(TrainSettings(**{**SETTINGS, **changed})) != identity(
+            TrainSettings(**SETTINGS)
+        )
+
+
+def test_a_key_added_at_its_default_is_left_out_of_the_identity():
+    """A version that adds a setting at the default that keeps the old behaviour resumes the
+    checkpoints written before it: the identity leaves such a key out."""
+    plain = identity(TrainSettings(**SETTINGS))
+    assert not {"head_lr", "freeze_encoder", "peak_tflops", "tensorboard"} & set(plain)
+    assert identity(TrainSettings(**SETTINGS, head_lr=1e-3))["head_lr"] == 1e-3
+
+
+def test_a_checkpoint_written_before_identities_is_resumed(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """Checkpoints written until 2026-11-29 carry the digest of every settings field then
+    known, with the model entry, the files and the processes (computed here as that code
+    did): the run resumes from them."""
+    first = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
+    first.run()
+    state = torch.load(tmp_path / "last.pt", weights_only=False)
+    fields = dataclasses.asdict(first.settings)
+    del fields["peak_tflops"], fields["tensorboard"]
+    inputs = [*first_inputs(small_subwords)]
+    files = {str(p): sha256_file(p) for p in inputs}
+    files |= {str(p): sha256_file(p) for p in small_tokenizer.rglob("*") if p.is_file()}
+    blob = [fields, dataclasses.asdict(first.model_spec), files, 1]
+    state["fingerprint"] = hashlib.sha256(
+        json.dumps(blob, sort_keys=True, default=str).encode()
+    ).hexdigest()
+    torch.save(state, tmp_path / "last.pt")
+    resumed = _trainer(small_subwords, small_tokenizer, tmp_path, max_steps=4)
+    assert resumed.resume() and resumed.step == 4
+
+
+def first_inputs(small_subwords) -> list[Path]:
+    """The trainer's inputs in its order: the training files, then the dev files."""
+    return [
+        *(p["train"] for p in small_subwords.values()),
+        *(p["dev"] for p in small_subwords.values()),
+    ]
 
 
 def test_a_checkpoint_follows_the_content_of_its_inputs_not_their_times(

@@ -211,6 +211,39 @@ def test_a_killed_training_job_says_what_its_status_means_and_the_rerun_counts_b
     assert cost["train"][:4] == ["train", "tr", "1", "2"]  # one job's benchmark, two jobs' time
 
 
+def test_one_of_two_training_processes_killed_is_named_and_the_rerun_resumes_it(workdir, tmp_path):
+    """train.gpus 2 on the CPU: the rule's own command starts two training processes (gloo).
+    One of them killed: the console names its rank and the step the same command resumes at,
+    no model is left, and the rerun ends with the weights of a run that was never killed."""
+    config = tiny_config()
+    config["train"].update(gpus=2, device="cpu", micro_batch_size=16, threads=2)
+    write_config(workdir / "config.yaml", config)
+    uninterrupted = copy_tree(workdir, tmp_path / "uninterrupted")
+    model = "results/models/tr/seed42"
+
+    def train(tree: Path, **kwargs) -> subprocess.CompletedProcess:
+        configfile = str(tree / "config.yaml")
+        return snakemake(tree, model, "--cores", "2", "--configfile", configfile, **kwargs)
+
+    env = snakemake_env(XLSENT_KILL_AT="train.step@3", XLSENT_KILL_RANK="1")
+    out = console(train(workdir, env=env, should_fail=True))
+    said = out.split("The failed jobs' logs say:\n")[1]
+    assert re.match(
+        rf"{TRAIN_LOG}:\n    ERROR xlsent: the training process of rank 1 \(local rank 1 on "
+        r"this node, pid \d+\) was killed by SIGKILL; the other processes were stopped\. The "
+        r"same command resumes the training at step 2 \(results/checkpoints/tr/seed42/last\.pt\)",
+        said,
+    ), said
+    assert not (workdir / model).exists()
+    train(workdir)
+    assert "resumed from results/checkpoints/tr/seed42/last.pt at step 2" in (
+        (workdir / TRAIN_LOG).read_text()
+    )
+    train(uninterrupted)
+    weights = f"{model}/model.safetensors"
+    assert (workdir / weights).read_bytes() == (uninterrupted / weights).read_bytes()
+
+
 def test_a_job_refused_beside_an_orphaned_trainer_keeps_its_log(workdir):
     """The report: after `snakemake --unlock` and a rerun while the orphaned trainer of a
     killed Snakemake still ran, the refused job replaced its log with the refusal. Here the

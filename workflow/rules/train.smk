@@ -50,23 +50,22 @@ rule train:
         "../../envs/gpu.yaml"
     threads: lambda w: settings_of(w)["threads"]
     resources:
-        gpu=lambda w: settings_of(w)["gpus"],
-        mem_mb=lambda w, attempt: 32000 * attempt,
+        nodes=train_resources("nodes"),
+        gpu=train_resources("gpu"),
+        gres=train_resources("gres"),
+        tasks=train_resources("tasks"),
+        tasks_per_gpu=train_resources("tasks_per_gpu"),
+        mpi=train_resources("mpi"),
+        mem_mb=train_mem_mb,
         runtime=lambda w, attempt: 24 * 60 * attempt,
     params:
-        # The program's settings, and gpus: torchrun's processes, not a setting of the
-        # trainer, but the world size decides the global micro-batch (TR's negatives), so a
-        # change retrains. threads only decide where it runs: no reason to retrain.
-        settings=lambda w: as_json(
-            {
-                **program_settings("train", settings_of(w)),
-                "gpus": settings_of(w)["gpus"],
-            }
-        ),
+        # The program's settings and its processes; threads only decide where it runs: no
+        # reason to retrain.
+        settings=train_identity,
         model=start_spec,
         args=train_args,
         checkpoints="results/checkpoints/{run}/seed{seed}",
-        launcher=lambda w: train_launcher(settings_of(w)["gpus"]),
+        launcher=train_launcher,
     # The log appended to, and named: a job refused while an orphaned one of an earlier run
     # still trains puts that one's log back (Snakemake removed it) and appends its refusal.
     shell:

@@ -9,7 +9,6 @@ Every evaluation writes one run's results Parquet through
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -50,8 +49,9 @@ def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--encoding",
         required=True,
-        help="JSON of max_length, batch_size and device (auto, cpu, cuda or cuda:N), as "
-        "xlsent.config.encoding_settings gives them for the run",
+        help="JSON of max_length, batch_size, device (auto, cpu, cuda or cuda:N) and "
+        "precision (fp32 or bf16; fp32 if absent), as xlsent.config.encoding_settings gives "
+        "them for the run",
     )
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
 
@@ -71,7 +71,9 @@ def _load_encoder(args: argparse.Namespace, encoding: EncodingSettings | None = 
     torch.set_num_threads(args.threads)
     encoding = encoding or _encoding(args)
     device = resolve_device(encoding.device)
-    return load_encoder(args.model, encoding.max_length, encoding.batch_size, device)
+    return load_encoder(
+        args.model, encoding.max_length, encoding.batch_size, device, encoding.precision
+    )
 
 
 def _add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -143,7 +145,9 @@ def encode(args: argparse.Namespace) -> None:
         "model": args.model,
         # What the encoder reads: the training records hold times, which differ run to run.
         "model_sha256": sha256_tree(args.model, skip=TRAINING_RECORDS),
-        "encoding": dataclasses.asdict(encoding),
+        # As the job passed it: a key left out at its default (precision) stays out, so the
+        # vectors of a run encoded before the key existed are the same bytes.
+        "encoding": json.loads(args.encoding),
     }
     vectors.write(args.out, table, metadata)
     log.info("wrote %d sentence vectors to %s", len(table), args.out)

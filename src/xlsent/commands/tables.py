@@ -12,11 +12,12 @@ from xlsent.commands.evaluate import add_tatoeba_text_argument
 
 
 def register(sub: Subparsers) -> None:
-    """Add tables, tables-ablation, tables-transfer, tables-retrieval, tables-bli, tables-bucc,
-    tables-mteb, plots, the papers' figures and tables-cost."""
+    """Add tables, tables-ablation, tables-compare, tables-transfer, tables-retrieval,
+    tables-bli, tables-bucc, tables-mteb, plots, the papers' figures and tables-cost."""
     _add_tables(sub)
     _add_tables_retrieval(sub)
     _add_tables_ablation(sub)
+    _add_tables_compare(sub)
     _add_tables_transfer(sub)
     _add_tables_bli(sub)
     _add_tables_bucc(sub)
@@ -144,6 +145,39 @@ def tables_ablation(args: argparse.Namespace) -> None:
         f"averaged over {', '.join(groups)} and per language; seeds averaged.",
         notes=write.scarce_note(scarce),
     )
+    log.info("wrote %s", args.out)
+
+
+def _add_tables_compare(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "tables-compare",
+        help="two runs against each other per group and language: the difference, each run's "
+        "seed range, the languages above, below and level",
+    )
+    p.add_argument("--pairs", nargs="+", required=True, help="A:B, each pair of runs compared")
+    p.add_argument("--groups", nargs="+", required=True, help=GROUPS_HELP)
+    p.add_argument("--out", required=True)
+    p.add_argument(
+        "--results",
+        nargs="+",
+        required=True,
+        help="the runs' results/eval/tatoeba/... and results/eval/bucc/... files: a run's "
+        "seeds are the files given",
+    )
+    p.set_defaults(handler=tables_compare)
+
+
+def tables_compare(args: argparse.Namespace) -> None:
+    from xlsent.tables import compare
+
+    pairs = []
+    for item in args.pairs:
+        a, sep, b = item.partition(":")
+        if not (sep and a and b):
+            raise UsageError(f"--pairs: expected RUN:RUN, got {item!r}")
+        pairs.append((a, b))
+    table = compare.compare_table(args.results, pairs, _groups(args.groups))
+    compare.write_compare_table(table, Path(args.out))
     log.info("wrote %s", args.out)
 
 
@@ -354,7 +388,8 @@ def _add_tables_cost(sub: Subparsers) -> None:
     p.add_argument(
         "--checkpoints",
         required=True,
-        help="the training checkpoints' directory: the time of the jobs a resumed one followed",
+        help="the training checkpoints' directory: the time of the jobs a resumed one "
+        "followed, and the speed each training logged",
     )
     p.add_argument(
         "--gpus",
@@ -369,6 +404,7 @@ def _add_tables_cost(sub: Subparsers) -> None:
 
 def tables_cost(args: argparse.Namespace) -> None:
     from xlsent.tables import cost
+    from xlsent.tables.speed import log_speed
 
     gpus = {key: int(value) for key, value in (item.split("=", 1) for item in args.gpus)}
     # A training run's checkpoint directory {run}/seed{seed} records the jobs before the one
@@ -377,6 +413,11 @@ def tables_cost(args: argparse.Namespace) -> None:
         f"train/{path.parent.parent.name}/{path.parent.name}": json.loads(path.read_text())
         for path in Path(args.checkpoints).glob("*/seed*/earlier_attempts.json")
     }
-    table = cost.cost_table(args.benchmarks, gpus, earlier)
+    # Its live log: the speed of its steps.
+    speeds = {
+        f"train/{path.parent.parent.name}/{path.parent.name}": log_speed(path)
+        for path in Path(args.checkpoints).glob("*/seed*/train_log.jsonl")
+    }
+    table = cost.cost_table(args.benchmarks, gpus, earlier, speeds)
     cost.write_cost_table(table, Path(args.out))
     log.info("wrote %s", args.out)

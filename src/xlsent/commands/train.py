@@ -12,6 +12,10 @@ from pathlib import Path
 
 from xlsent.arguments import add_prefix, parsed_prefix
 from xlsent.commands import Subparsers, lang_paths, log
+from xlsent.models.sentence import DEFAULT_PRECISION, PRECISIONS
+
+# Set by the launcher for the processes it starts: the checkpoint directory is held for them.
+HELD_BY_LAUNCHER = "XLSENT_CHECKPOINTS_HELD_BY"
 
 
 def register(sub: Subparsers) -> None:
@@ -70,6 +74,28 @@ def _add_train(sub: Subparsers) -> None:
     p.add_argument("--dev", nargs="+", required=True, help="LANG=subwords/dev.parquet")
     p.add_argument("--checkpoints", required=True)
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="training processes on this node (one per GPU; on a CPU, processes over gloo); "
+        "above 1, this command starts them and waits",
+    )
+    p.add_argument(
+        "--nodes", type=int, help="nodes of the job, one command each (absent: this one)"
+    )
+    p.add_argument(
+        "--dev-precision",
+        choices=PRECISIONS,
+        default=DEFAULT_PRECISION,
+        help="how dev P@1 encodes (evaluate.precision, the evaluations' own); the rule passes "
+        "it where it is not the default, so that no finished training runs again",
+    )
+    p.add_argument(
+        "--rendezvous",
+        help="HOST:PORT where the nodes' commands meet (default: the first node of the "
+        "Slurm allocation)",
+    )
     p.add_argument("--out", required=True)
     p.add_argument(
         "--log",
@@ -81,6 +107,27 @@ def _add_train(sub: Subparsers) -> None:
 
 
 def train(args: argparse.Namespace) -> None:
+    """Train in this process, or start the run's processes and wait for them (`--processes`
+    or `--nodes` above 1). The checkpoint directory is held by one process of the job: the
+    launcher of the first node, or the training process alone."""
+    from xlsent.recovery import sole_writer
+    from xlsent.train import launch
+
+    checkpoints = Path(args.checkpoints)
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    nodes = args.nodes or 1
+    if launch.is_worker() or args.processes * nodes == 1:
+        _train(args)
+        return
+    first_node = os.environ.get("SLURM_PROCID", "0") == "0"
+    with sole_writer(checkpoints, args.log) if first_node else nullcontext():
+        # Its processes see that the directory is held for them.
+        os.environ[HELD_BY_LAUNCHER] = str(os.getpid())
+        launch.launch(args.argv, args.processes, nodes, args.rendezvous, checkpoints)
+
+
+def _train(args: argparse.Namespace) -> None:
+    """One training process: the run alone, or one rank of several."""
     import torch
 
     from xlsent.config import program_settings
@@ -93,7 +140,7 @@ def train(args: argparse.Namespace) -> None:
 
     settings = json.loads(args.settings)
     model = json.loads(args.model)
-    # Under torchrun the job's threads are shared by its processes.
+    # The processes of a node share the job's threads.
     torch.set_num_threads(max(1, args.threads // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
     spec = ModelSpec(
         init=model["init"],
@@ -109,12 +156,13 @@ def train(args: argparse.Namespace) -> None:
         lang_paths(args.dev),
         Path(args.checkpoints),
     )
-    Path(args.checkpoints).mkdir(parents=True, exist_ok=True)
-    # Under torchrun one process writes the checkpoints and the model: it alone holds them.
-    writing = sole_writer(args.checkpoints, args.log) if trainer.world.main else nullcontext()
+    # One process writes the checkpoints and the model: it holds them, unless its launcher
+    # does (a user's own torchrun does not).
+    holds = trainer.world.main and HELD_BY_LAUNCHER not in os.environ
+    writing = sole_writer(args.checkpoints, args.log) if holds else nullcontext()
     try:
         with writing:
-            best = trainer.run(Path(args.checkpoints) / "train_log.jsonl")
+            best = trainer.run(Path(args.checkpoints) / "train_log.jsonl", args.dev_precision)
             if trainer.world.main:
                 log.info("best dev P@1 %.2f at step %s", best["dev_p1"], best["step"])
                 trainer.export(Path(args.out), {"settings": settings, "model": model})

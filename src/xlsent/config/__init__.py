@@ -26,6 +26,7 @@ from xlsent.errors import ConfigError, not_found
 # validation: every job of the workflow starts the `xlsent` command, and on the demo's 2 cores
 # its imports are a good part of a short job.
 _HOMES = {
+    "check_launch": "checks",
     "load": "checks",
     "validate": "checks",
     "BliDictionary": "outputs",
@@ -35,6 +36,7 @@ _HOMES = {
     "bli_dictionaries": "outputs",
     "bli_results": "outputs",
     "bucc_results": "outputs",
+    "compare_results": "outputs",
     "final_outputs": "outputs",
     "mteb_results": "outputs",
     "mteb_runs": "outputs",
@@ -62,6 +64,7 @@ _HOMES = {
     "init_source": "runs",
     "mapped_settings": "runs",
     "max_positions": "runs",
+    "processes_per_node": "runs",
     "program_settings": "runs",
     "retrieval_groups": "runs",
     "retrieval_languages": "runs",
@@ -71,6 +74,7 @@ _HOMES = {
     "runs_of": "runs",
     "tatoeba_languages": "runs",
     "train_settings": "runs",
+    "training_processes": "runs",
     "trainer_settings": "runs",
     "transfer_pivots": "runs",
     "config_warnings": "warnings",

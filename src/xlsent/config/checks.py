@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import functools
 import operator
+from collections.abc import Iterable
 from pathlib import Path
 
 import jsonschema
@@ -25,11 +26,13 @@ from xlsent.config.runs import (
     listed,
     max_positions,
     multiples_near,
+    processes_per_node,
     retrieval_languages,
     runs_of,
     table_groups,
     tatoeba_languages,
     train_key,
+    training_processes,
 )
 from xlsent.config.schema import error_message, with_defaults
 from xlsent.errors import ConfigError
@@ -134,6 +137,14 @@ def _check_references(config: dict) -> None:
             raise ConfigError(
                 f"config key `tables.ablation.runs`: {name!r} is not one of `runs` "
                 f"({', '.join(config['runs'])})"
+            )
+    for a, b in config["tables"]["compare"]["pairs"]:
+        unknown = [name for name in (a, b) if name not in config["runs"]]
+        if unknown or a == b:
+            what = f"{unknown[0]!r} is not one of `runs`" if unknown else f"{a!r} twice"
+            raise ConfigError(
+                f"config key `tables.compare.pairs`: [{a}, {b}] names {what}; a pair is two "
+                f"runs of `runs` ({', '.join(config['runs'])})"
             )
     for name, run in config["runs"].items():
         if run["method"] not in SENTENCE_ENCODER_METHODS:
@@ -247,14 +258,24 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
             raise ConfigError(error_message(errors[0], root=("runs", run, "train")))
 
         key = functools.partial(train_key, config, run)
-        # One process per GPU (torchrun) only when gpus > 1; each takes a micro-batch a step.
-        gpus = max(1, settings["gpus"])
+        if settings["nodes"] > 1 and settings["gpus"] == 0:
+            raise ConfigError(
+                f"config key `{key('nodes')}` is {settings['nodes']}, but `{key('gpus')}` is 0: "
+                "several nodes train one process per GPU of each node; give gpus (per node) of "
+                "at least 1, or set nodes: 1 (a CPU run is one node)"
+            )
+        # Every process (one per GPU of every node) takes a micro-batch of each pass.
+        processes = training_processes(settings)
         micro = settings["micro_batch_size"]
-        step = micro * gpus
+        step = micro * processes
+        factors = [f"`{key('micro_batch_size')}`", f"`{key('gpus')}`", f"`{key('nodes')}`"]
+        counts = [micro, processes_per_node(settings), settings["nodes"]]
+        shown = [i for i, n in enumerate(counts) if i == 0 or n > 1]
         per_step = (
-            f"`{key('micro_batch_size')}` × `{key('gpus')}` ({micro} × {gpus} = {step} pairs, "
-            "a micro-batch per GPU)"
-            if gpus > 1
+            " × ".join(factors[i] for i in shown)
+            + f" ({' × '.join(str(counts[i]) for i in shown)} = {step} pairs, a micro-batch "
+            "per process)"
+            if processes > 1
             else f"`{key('micro_batch_size')}` ({micro})"
         )
         batch = settings["batch_size"]
@@ -609,6 +630,20 @@ def _check_align(config: dict) -> None:
             "training job): name a pretrained model (init: pretrained), or set align.method "
             "to eflomal",
         )
+
+
+def check_launch(config: dict, executor: str, training: Iterable[str]) -> None:
+    """What only the run's executor decides, checked before any job starts: the runs of the
+    `training` jobs it will run, on several nodes only through Slurm (`executor` slurm)."""
+    for run in training:
+        nodes = {**config["train"], **config["runs"][run]["train"]}["nodes"]
+        if nodes > 1 and executor != "slurm":
+            raise ConfigError(
+                f"config key `{train_key(config, run, 'nodes')}` is {nodes}, but this run "
+                f"executes its jobs with the {executor} executor, on one machine: several nodes "
+                "are a Slurm allocation (`--profile slurm`); set nodes: 1 to train on this "
+                "machine's GPUs (gpus)"
+            )
 
 
 def load(path: str | Path, schema_path: str | Path) -> dict:

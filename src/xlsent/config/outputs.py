@@ -190,6 +190,21 @@ def bucc_results(config: dict) -> list[str]:
     return _results(config, "bucc", SENTENCE_ENCODER_METHODS)
 
 
+def compare_results(config: dict) -> list[str]:
+    """What the comparison table reads: the Tatoeba results of every run × seed of
+    `tables.compare.pairs`, then the mining results of those of them that are mined."""
+    compared = {run for pair in config["tables"]["compare"]["pairs"] for run in pair}
+    mined = (
+        runs_of(config, SENTENCE_ENCODER_METHODS) if config["evaluate"]["bucc"]["languages"] else []
+    )
+    return [
+        f"results/eval/{task}/{rs.run}/seed{rs.seed}.parquet"
+        for task, runs in (("tatoeba", compared), ("bucc", compared & set(mined)))
+        for rs in run_seeds(config)
+        if rs.run in runs
+    ]
+
+
 def retrieval_results(config: dict) -> list[str]:
     """Every retrieval result: run × seed, when evaluate.retrieval.languages names any."""
     if not retrieval_languages(config):
@@ -239,6 +254,7 @@ def table_outputs(config: dict) -> list[str]:
     made = {
         "results/tables/dev.csv": runs_of(config, ENCODER_METHODS),
         "results/tables/ablation.csv": config["tables"]["ablation"]["runs"],
+        "results/tables/compare.csv": config["tables"]["compare"]["pairs"],
         "results/tables/transfer.csv": transfer_pivots(config),
         "results/tables/retrieval.csv": retrieval_results(config),
         "results/tables/bli.csv": bli_results(config),

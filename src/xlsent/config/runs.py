@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from xlsent import languages
 from xlsent.arguments import UsageError
 from xlsent.errors import XlsentError
+from xlsent.train.settings import LEFT_OUT_AT_DEFAULT as TRAIN_LEFT_OUT_AT_DEFAULT
 
 T = TypeVar("T")
 
@@ -27,13 +28,14 @@ ALIGN_METHODS = ("wspalign", "eflomal", "simalign")
 # The runs whose model directory encodes sentences (`xlsent.models.load`).
 SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
 # The keys of a settings block that the program its job runs does not take: the job's
-# resources, which the scheduler gives it (threads; gpus, whose processes torchrun starts),
-# and settings of other jobs (bisent2vec.tfidf is the Tatoeba evaluation's; the corpus
-# block's sources and cleaning are the download and clean jobs', the rest the sample job's).
+# resources, which the scheduler gives it (threads; gpus and nodes, whose processes the
+# train command starts), and settings of other jobs (bisent2vec.tfidf is the Tatoeba
+# evaluation's; the corpus block's sources and cleaning are the download and clean jobs',
+# the rest the sample job's).
 # A block whose program takes every key is not listed. The one list the rules, the commands
 # and the tests use.
 NOT_PROGRAM_SETTINGS = {
-    "train": ("threads", "gpus"),
+    "train": ("threads", "gpus", "nodes"),
     "dualpivot": ("threads", "gpus"),
     # The aligner's model is the rule's input (a directory), its GPUs the job's resource:
     # neither changes a link, so neither reruns a shard.
@@ -50,7 +52,10 @@ NOT_PROGRAM_SETTINGS = {
 # Keys whose default is the behaviour from before they existed and the program's own default:
 # a job's settings leave them out at that default, so that a version adding one plans no
 # finished job again (a rule's params decide its reruns).
-LEFT_OUT_AT_DEFAULT = {"train": {"head_lr": None, "freeze_encoder": False}}
+LEFT_OUT_AT_DEFAULT = {
+    "train": TRAIN_LEFT_OUT_AT_DEFAULT,
+    "evaluate": {"precision": "fp32"},
+}
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
@@ -181,6 +186,17 @@ def train_settings(config: dict, run: str, seed: int) -> dict:
     return {**config["train"], **spec["train"], "method": spec["method"], "seed": seed}
 
 
+def processes_per_node(settings: dict) -> int:
+    """The training processes on each node of a job with training `settings`: one per GPU,
+    or `gpus` processes on a CPU; one without a GPU."""
+    return max(1, settings["gpus"])
+
+
+def training_processes(settings: dict) -> int:
+    """All the training processes of a job (each takes a micro-batch of every pass)."""
+    return processes_per_node(settings) * settings["nodes"]
+
+
 def dualpivot_settings(config: dict, run: str, seed: int) -> dict:
     """A dual-pivot run's settings: the global `dualpivot` block, the run's overrides, the
     method and the seed."""
@@ -260,10 +276,16 @@ def clean_settings(config: dict) -> dict:
     """What the clean job takes (`xlsent clean --settings`): the `corpus.clean` settings its
     style reads. `max_length_ratio` with style words only, so that changing it does not rerun
     style dap's clean jobs (a rule's params decide its reruns); never `tokenizer`, a model's
-    name, whose fetched directory the rule passes as `--tokenizer-dir` (an input)."""
+    name, whose fetched directory the rule passes as `--tokenizer-dir` (an input). With style
+    dap and a `corpus.per_source_cap`, that cap and `corpus.seed`: the clean job draws the cap
+    before the token filters (`xlsent.corpus.capped`); without a cap, neither, so that no
+    finished clean job without one reruns."""
     clean = config["corpus"]["clean"]
     keys = ["style", "min_tokens"] + (["max_length_ratio"] if clean["style"] == "words" else [])
-    return {key: clean[key] for key in keys}
+    settings = {key: clean[key] for key in keys}
+    if clean["style"] == "dap" and config["corpus"].get("per_source_cap") is not None:
+        settings |= {key: config["corpus"][key] for key in ("per_source_cap", "seed")}
+    return settings
 
 
 def settings_object(

@@ -11,6 +11,9 @@ hardest and n − 1 random ones, margin α).
 
 Inputs: the unit vectors of the source batch and of its round trips (B_s×d each), the same
 for the target batch, and each batch's random negatives (as `triplet_ranking_loss` takes).
+`hinge` picks h's form for both terms, the paper's hinge or the authors' criterion
+(`triplet`; `dualpivot.hinge`), as the authors' cycle aligner calls its one criterion for
+both.
 
 Relations:
 - One of `dualpivot-unsup`'s two terms: the head (with F and G) trains on −L_disc +

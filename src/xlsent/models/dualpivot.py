@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from xlsent.models.encoder import SentenceBatches, length_sorted, pad
-from xlsent.models.sentence import Prefix
+from xlsent.models.sentence import DEFAULT_PRECISION, Prefix
 
 POOLINGS = ("sum", "mean", "mean_ln")
 HEAD_FILE = "dualpivot.json"
@@ -211,14 +211,20 @@ class DualPivotEncoder(SentenceBatches):
         batch_size: int = 64,
         device: str = "cpu",
         prefix: Prefix = "",
+        precision: str = DEFAULT_PRECISION,
     ):
-        super().__init__(tokenizer_dir, max_length, batch_size, device, prefix)
+        super().__init__(tokenizer_dir, max_length, batch_size, device, prefix, precision)
         self.encoder = encoder.to(device).eval()
         self.head = head.to(device).eval()
 
     @classmethod
     def load(
-        cls, model_dir: str | Path, max_length: int, batch_size: int = 64, device: str = "cpu"
+        cls,
+        model_dir: str | Path,
+        max_length: int,
+        batch_size: int = 64,
+        device: str = "cpu",
+        precision: str = DEFAULT_PRECISION,
     ) -> DualPivotEncoder:
         from transformers import AutoModel
 
@@ -235,6 +241,7 @@ class DualPivotEncoder(SentenceBatches):
             batch_size,
             device,
             record.get("prefix", ""),  # a head saved before prefixes: none
+            precision,
         )
 
     @torch.inference_mode()
@@ -243,6 +250,7 @@ class DualPivotEncoder(SentenceBatches):
         language."""
         out = np.zeros((len(texts), self.head.cfg.hidden), np.float32)
         for index, ids, mask in self.batches(texts, lang):
-            states = hidden_states(self.encoder, ids, mask)
+            with self.autocast():  # the frozen encoder's; the head reads its states in fp32
+                states = hidden_states(self.encoder, ids, mask)
             out[index] = self.head.forward_tokens(states.float(), mask).cpu().numpy()
         return out

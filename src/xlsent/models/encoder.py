@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,14 @@ import torch
 from torch import nn
 
 from xlsent.io import atomic_path
-from xlsent.models.sentence import Prefix, SentenceSettings, pool, prefix_of
+from xlsent.models.sentence import (
+    DEFAULT_PRECISION,
+    Prefix,
+    SentenceSettings,
+    autocast,
+    pool,
+    prefix_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -202,9 +210,10 @@ def save(model: nn.Module, tokenizer_dir: str | Path, out_dir: Path, max_length:
 
 
 class SentenceBatches:
-    """What every sentence encoder of the workflow shares: the model's tokenizer, and the
+    """What every sentence encoder of the workflow shares: the model's tokenizer, the
     sentences, each after the model's prefix (`prefix`: a `SentenceSettings.prefix`), cut
-    into length-sorted, padded batches on the model's device."""
+    into length-sorted, padded batches on the model's device, and the precision its passes
+    compute in (`precision`: `evaluate.precision`, fp32 or bf16 on any device)."""
 
     def __init__(
         self,
@@ -213,6 +222,7 @@ class SentenceBatches:
         batch_size: int,
         device: str,
         prefix: Prefix = "",
+        precision: str = DEFAULT_PRECISION,
     ):
         from transformers import AutoTokenizer
 
@@ -221,6 +231,11 @@ class SentenceBatches:
         self.batch_size = batch_size
         self.device = device
         self.prefix = prefix
+        self.precision = precision
+
+    def autocast(self) -> AbstractContextManager:
+        """The context the encoder's passes run in (`xlsent.models.sentence.autocast`)."""
+        return autocast(torch.device(self.device).type, self.precision)
 
     def batches(
         self, texts: list[str], lang: str | None = None
@@ -247,19 +262,28 @@ class TextEncoder(SentenceBatches):
         max_length: int,
         batch_size: int = 256,
         device: str = "cpu",
+        precision: str = DEFAULT_PRECISION,
     ):
         self.settings = SentenceSettings.read(model.config)
-        super().__init__(tokenizer_dir, max_length, batch_size, device, self.settings.prefix)
+        super().__init__(
+            tokenizer_dir, max_length, batch_size, device, self.settings.prefix, precision
+        )
         self.model = model.to(device).eval()
         self.languages = language_ids(model)
 
     @classmethod
     def load(
-        cls, model_dir: str | Path, max_length: int, batch_size: int = 256, device: str = "cpu"
+        cls,
+        model_dir: str | Path,
+        max_length: int,
+        batch_size: int = 256,
+        device: str = "cpu",
+        precision: str = DEFAULT_PRECISION,
     ) -> TextEncoder:
         from transformers import AutoModel
 
-        return cls(AutoModel.from_pretrained(model_dir), model_dir, max_length, batch_size, device)
+        model = AutoModel.from_pretrained(model_dir)
+        return cls(model, model_dir, max_length, batch_size, device, precision)
 
     @torch.inference_mode()
     def __call__(self, texts: list[str], lang: str | None = None) -> np.ndarray:
@@ -276,9 +300,7 @@ class TextEncoder(SentenceBatches):
         out = np.zeros((len(texts), self.model.config.hidden_size), np.float32)
         for index, ids, mask in self.batches(texts, lang):
             types = None if type_id is None else torch.full_like(ids, type_id)
-            with torch.autocast(
-                "cuda", dtype=torch.bfloat16, enabled=self.device.startswith("cuda")
-            ):
+            with self.autocast():
                 vectors = sentence_vectors(self.model, ids, mask, types, self.settings.pooling)
             out[index] = vectors.float().cpu().numpy()
         return out

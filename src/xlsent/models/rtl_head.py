@@ -97,7 +97,7 @@ class RTLHead(nn.Module):
         self.lm_head = mlm_head(encoder.config, self.embeddings.word_embeddings, pretrained_dir)
         # Not in the state dict: what the vocabulary is derives from the run's settings and
         # input files, which a checkpoint must match to be resumed
-        # (`xlsent.train.checkpoints.fingerprint`).
+        # (`xlsent.train.checkpoints.fingerprints`).
         kept, row_of = None, None
         if vocabulary is not None:
             size = self.embeddings.word_embeddings.num_embeddings

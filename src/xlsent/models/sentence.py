@@ -10,7 +10,9 @@ training (the subwords, TR, dev P@1), every evaluation, the figures and the expo
 - `prefix_of`: the text put before a sentence of a language;
 - `SentenceSettings`: both, recorded in a saved model's `config.json` (`xlsent_pooling`,
   `xlsent_prefix`) and read back from it by every loader; a model without them (a hub
-  checkpoint, a run saved before these keys) pools CLS and has no prefix.
+  checkpoint, a run saved before these keys) pools CLS and has no prefix;
+- `autocast`: the precision an evaluation encodes in (`evaluate.precision`), the encode jobs'
+  and dev P@1's alike, whatever the device.
 
 Imports no torch: the tokenize stage's jobs run where only the corpus packages are.
 """
@@ -18,6 +20,7 @@ Imports no torch: the tokenize stage's jobs run where only the corpus packages a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,11 @@ if TYPE_CHECKING:
     import torch
 
 POOLINGS = ("cls", "mean")
+# How an evaluation encodes (`evaluate.precision`): fp32, the same vectors on a CPU and a GPU
+# up to the order of additions; bf16 autocast, faster on a GPU, its rounding in the vectors.
+PRECISIONS = ("fp32", "bf16")
+# The program's default where a job's settings leave it out: the schema's (test_settings).
+DEFAULT_PRECISION = "fp32"
 # A model's prefix as the config gives it: one text for every language, or {en, xx}.
 Prefix = str | Mapping[str, str]
 
@@ -44,6 +52,18 @@ def pool(
         mask = attention_mask[..., None].to(last_hidden_state.dtype)
         return (last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1)
     raise ValueError(f"pooling is one of {', '.join(POOLINGS)}, not {pooling!r}")
+
+
+def autocast(device_type: str, precision: str) -> AbstractContextManager:
+    """The context an encoder's forward pass runs in to encode at `precision` on a device
+    of `device_type` ("cpu", "cuda"): torch's bf16 autocast for bf16 (on a CPU too: the same
+    products in bf16), none for fp32. Training's own precision (`train.precision`) does not
+    enter: the vectors an evaluation compares depend on this setting alone."""
+    import torch
+
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision is one of {', '.join(PRECISIONS)}, not {precision!r}")
+    return torch.autocast(device_type, dtype=torch.bfloat16, enabled=precision == "bf16")
 
 
 def prefix_of(prefix: Prefix, lang: str | None) -> str:

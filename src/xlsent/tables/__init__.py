@@ -3,6 +3,6 @@
 Each table reads the runs' results (`xlsent.evaluate.results`), averages seeds first, per
 run, language and direction (`seeds`), then languages over the groups of the papers. One
 module per table rule of `workflow/rules/tables.smk`: `tatoeba` (and WACSE's ablation),
-`dev`, `transfer`, `retrieval`, `bli`, `bucc`, `mteb`, `cost`; `write` writes each as CSV and
-Markdown.
+`compare` (run against run), `dev`, `transfer`, `retrieval`, `bli`, `bucc`, `mteb`, `cost`;
+`write` writes each as CSV and Markdown.
 """

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
+from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.tables.write import write_table
 
 # Where a run's name sits in a rule's benchmark path (results/benchmarks/{rule}/...): the jobs
@@ -20,6 +21,7 @@ def cost_table(
     benchmarks: str | os.PathLike[str],
     gpus: dict[str, int],
     earlier: Mapping[str, Sequence[dict]] | None = None,
+    speeds: Mapping[str, Mapping[str, float | None]] | None = None,
 ) -> pl.DataFrame:
     """What each stage cost, from the `benchmark:` files under `benchmarks` (Snakemake's TSV
     of one job each: wall seconds, peak RSS, CPU seconds).
@@ -31,7 +33,9 @@ def cost_table(
     stage, or `stage/run`, to the GPUs each of its jobs held; 0 for the rest). `earlier` maps
     a benchmark file's path below `benchmarks`, without its suffix (`train/tr/seed42`), to the
     jobs that worked towards it before it resumed their work ({seconds, cpu_seconds} each, to
-    its last checkpoint): their time is added to it.
+    its last checkpoint): their time is added to it. `speeds` maps a training's benchmark
+    file the same way to its speed (`xlsent.tables.speed.log_speed`): `tokens_per_s` and
+    `mfu_pct`, averaged over the run's jobs (empty for the other stages, and where unknown).
     """
     root = Path(benchmarks)
     rows = []
@@ -55,6 +59,7 @@ def cost_table(
                 "cpu_s": None if cpu is None else cpu + sum(a["cpu_seconds"] for a in before),
                 "max_rss_mb": _number(record.get("max_rss")),
                 "gpu_s": wall * held,
+                **{c: (speeds or {}).get(job.as_posix(), {}).get(c) for c in SPEED_COLUMNS},
             }
         )
     if not rows:
@@ -72,6 +77,7 @@ def cost_table(
             .alias("cpu_min"),
             (pl.col("max_rss_mb").max() / 1024).alias("peak_rss_gb"),
             (pl.col("gpu_s").sum() / 3600).alias("gpu_h"),
+            *(pl.col(c).cast(pl.Float64).mean() for c in SPEED_COLUMNS),
         )
         .sort("stage", "run")
     )
@@ -93,10 +99,12 @@ def write_cost_table(table: pl.DataFrame, out_csv: Path) -> None:
         out_csv,
         digits=2,
         caption="What each stage cost: jobs, wall and CPU minutes summed over its jobs, the "
-        "largest peak resident memory (GB), GPU hours (wall × the job's GPUs). A stage with a "
-        "run is that run's; the others serve every run. A training job that resumed the work "
-        "of killed jobs counts their time too, up to their last checkpoint (`attempts`: the "
-        "jobs counted).",
+        "largest peak resident memory (GB), GPU hours (wall × the job's GPUs); a training's "
+        "speed, the median of its log's lines averaged over its seeds: real (non-pad) tokens "
+        "per second and model FLOPs utilisation (%; empty on a CPU or a GPU of unknown peak). "
+        "A stage with a run is that run's; the others serve every run. A training job that "
+        "resumed the work of killed jobs counts their time too, up to their last checkpoint "
+        "(`attempts`: the jobs counted).",
         notes=[
             f"Total: {totals['wall_min']:.1f} wall minutes (summed over jobs, not elapsed), "
             f"{totals['cpu_min']:.1f} CPU minutes, {totals['gpu_h']:.2f} GPU hours."

@@ -18,6 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from xlsent.readback import remake_command
+from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
+from xlsent.tables.speed import training_speed
 from xlsent.tables.write import write_table
 
 
@@ -63,7 +65,8 @@ def dev_table(
     not evaluate that step), then `chosen_step` and `chosen` (dev P@1) of the checkpoint the
     run kept, as its `best.json` records it; where `small_dev` names languages (dev splits
     below the minimum, `small_dev_languages`), `chosen_without_small_dev`: the kept
-    checkpoint's mean over its other languages.
+    checkpoint's mean over its other languages; then the training's speed, `tokens_per_s`
+    and `mfu_pct` (`xlsent.tables.speed`), to compare runs at equal time as well.
     """
     rows, steps = [], set()
     for label, directory in models.items():
@@ -71,11 +74,8 @@ def dev_table(
         if not run or not seed.isdigit():
             raise ValueError(f"model label {label!r} is not RUN/seedN")
         directory = Path(directory)
-        curve = {
-            record["step"]: record["dev_p1"]
-            for record in _records(directory / "train_log.jsonl")
-            if "dev_p1" in record
-        }
+        records = _records(directory / "train_log.jsonl")
+        curve = {record["step"]: record["dev_p1"] for record in records if "dev_p1" in record}
         try:
             best = json.loads((directory / "best.json").read_text())
         except json.JSONDecodeError as err:
@@ -83,7 +83,9 @@ def dev_table(
         steps |= curve.keys()
         kept = [p1 for lang, p1 in best["dev"].items() if lang not in small_dev]
         without = round(sum(kept) / len(kept), 2) if kept else None
-        rows.append((run, int(seed), curve, best["step"], best["dev_p1"], without))
+        speed = training_speed(records)
+        chosen = (best["step"], best["dev_p1"], without)
+        rows.append((run, int(seed), curve, *chosen, *(speed[c] for c in SPEED_COLUMNS)))
     columns = [str(step) for step in sorted(steps)]
     schema = {
         "run": pl.String,
@@ -92,11 +94,12 @@ def dev_table(
         "chosen_step": pl.Int64,
         "chosen": pl.Float64,
         "chosen_without_small_dev": pl.Float64,
+        **dict.fromkeys(SPEED_COLUMNS, pl.Float64),
     }
     table = pl.DataFrame(
         [
-            [run, seed, *(curve.get(step) for step in sorted(steps)), *chosen]
-            for run, seed, curve, *chosen in rows
+            [run, seed, *(curve.get(step) for step in sorted(steps)), *after]
+            for run, seed, curve, *after in rows
         ],
         schema=schema,
         orient="row",
@@ -141,5 +144,7 @@ def write_dev_table(
         caption="Dev P@1 (%, the mean over languages of similarity search both ways on each "
         "language's dev pairs) at each evaluated training step (0: before training), and the "
         "checkpoint each run kept: the step of its best dev P@1 (the last step for "
-        "pretraining, which keeps its latest weights).",
+        "pretraining, which keeps its latest weights); the training's speed, the median of "
+        "its log's lines: real (non-pad) tokens per second and model FLOPs utilisation (%; "
+        "empty on a CPU or a GPU of unknown peak).",
     )

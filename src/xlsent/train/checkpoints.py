@@ -36,7 +36,7 @@ from torch import nn
 from xlsent.errors import XlsentError
 from xlsent.io import atomic_path, sha256_file, write_json
 from xlsent.readback import set_aside
-from xlsent.train.settings import ModelSpec, TrainSettings
+from xlsent.train.settings import ADDED_SINCE_FIELD_HASH, ModelSpec, TrainSettings, identity
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,21 @@ class Checkpoints:
             return path, state
         if broken:
             log.warning("no checkpoint of %s loads: training starts over at step 0", self.directory)
+        return None
+
+    def latest_step(self) -> tuple[Path, int] | None:
+        """The checkpoint a rerun resumes from and its step (None without one), read without
+        loading its tensors (memory-mapped) and without moving a broken one aside."""
+        for path in (self.last, self.previous):
+            try:
+                state = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+            except FileNotFoundError:
+                continue
+            except _UNLOADABLE as err:
+                if not _broken(err):
+                    raise
+                continue
+            return path, state["step"]
         return None
 
     def save(self, state: dict) -> None:
@@ -200,12 +215,15 @@ def save(state: dict, path: Path) -> None:
             raise
 
 
-def fingerprint(
+def fingerprints(
     settings: TrainSettings, model_spec: ModelSpec, inputs: Iterable[Path], world_size: int
-) -> str:
-    """What a checkpoint must match to be resumed: the settings, the model entry, the number
-    of processes, and the content of the `inputs` (the training and dev files) and of the
-    directories the model starts from.
+) -> tuple[str, str]:
+    """What a checkpoint must match to be resumed: the run's identity (`identity`: every
+    setting that can change a number, as its job passes it), the model entry, the number of
+    processes, and the content of the `inputs` (the training and dev files) and of the
+    directories the model starts from. The first is the one a checkpoint now records; the
+    second, what a checkpoint written before identities carried (every field of the settings
+    then known), which is resumed all the same.
 
     Content, not modification times: `snakemake --touch` (what docs/recovery.md advises
     after copying a results tree) or an input rebuilt to the same bytes keeps a run's
@@ -221,32 +239,37 @@ def fingerprint(
     for root in roots.values():
         paths += [p for p in root.rglob("*") if p.is_file()]
     files = {str(p): sha256_file(p) for p in paths}
-    blob = json.dumps(
-        [
-            dataclasses.asdict(settings),
-            dataclasses.asdict(model_spec),
-            files,
-            world_size,
-        ],
-        sort_keys=True,
-        default=str,
+    every_field = dataclasses.asdict(settings)
+    for key in ADDED_SINCE_FIELD_HASH:
+        every_field.pop(key)
+    return tuple(
+        _digest([fields, dataclasses.asdict(model_spec), files, world_size])
+        for fields in ({"identity": identity(settings)}, every_field)
     )
+
+
+def _digest(parts: list) -> str:
+    blob = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def random_state() -> dict:
-    """This process's random state, as a checkpoint keeps it."""
+def random_state(device: torch.device) -> dict:
+    """This process's random state, as a checkpoint keeps it: the CPU's, and its own GPU's
+    (only that one: touching the node's other GPUs would open a context on each)."""
     return {
         "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
     }
 
 
-def set_random_state(rng: dict) -> None:
+def set_random_state(rng: dict, device: torch.device) -> None:
     """Continue from the random state `random_state` kept."""
     torch.set_rng_state(rng["torch"].cpu())
-    if rng["cuda"] is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(rng["cuda"])
+    cuda = rng["cuda"]
+    if cuda is not None and device.type == "cuda":
+        if isinstance(cuda, list):  # a checkpoint written before: every visible GPU's state
+            cuda = cuda[device.index or 0]
+        torch.cuda.set_rng_state(cuda.cpu(), device)
 
 
 class Attempts:

@@ -4,7 +4,9 @@ sampler over them.
 Pairs of all languages share one pool, so a batch mixes languages in proportion to their
 data (its in-batch negatives come from several languages). Ids are truncated once at load
 time to the run's length limit; padding happens per micro-batch, to the longest sequence in
-it rather than to the limit (`xlsent.train.collate`).
+it rather than to the limit (`xlsent.train.collate`). The trainer's pool is read here once, a
+batch of rows at a time, into files that its processes memory-map and share
+(`xlsent.train.mapped_pool`); the dev pairs are read into each process's memory.
 
 The word-level objectives (WACSE) read the word spans (`xlsent.train.word_spans`) instead:
 the same ids plus, per pair, each word's subword span and the alignment links. Truncation drops
@@ -18,6 +20,7 @@ exponentially smoothed sampling (`LanguageSampler`).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,39 +47,6 @@ class Pairs:
         return len(self.lang)
 
 
-def _ragged(column, limit: int | None = None) -> Ragged:
-    """A list<int> Arrow column (truncated to `limit` values per row) as int32 arrays."""
-    column = column.combine_chunks()
-    sliced = column if limit is None else pc.list_slice(column, 0, limit)
-    sizes = pc.list_value_length(sliced).to_numpy(zero_copy_only=False).astype(np.int64)
-    values = pc.list_flatten(sliced).to_numpy(zero_copy_only=False).astype(np.int32)
-    return Ragged(values, offsets_of(sizes))
-
-
-def load_pairs(
-    paths: dict[str, Path], max_length: int, max_pairs_per_lang: int | None = None
-) -> Pairs:
-    """Read the subword files of each language; keep room for the two special tokens.
-
-    `max_pairs_per_lang` keeps a seeded random subset of each language's rows (in file
-    order), the same for every run: the dev files keep the order of their source corpora, so
-    their first rows would come mostly from the first corpus.
-    """
-    xx, en, lang = [], [], []
-    langs = tuple(sorted(paths))
-    for index, code in enumerate(langs):
-        with reading(paths[code]):
-            table = pq.read_table(paths[code], columns=["xx_ids", "en_ids"])
-        if max_pairs_per_lang is not None and table.num_rows > max_pairs_per_lang:
-            rng = np.random.default_rng([0, zlib.crc32(code.encode())])
-            keep = np.sort(rng.choice(table.num_rows, size=max_pairs_per_lang, replace=False))
-            table = table.take(keep)
-        xx.append(_ragged(table.column("xx_ids"), max_length - 2))
-        en.append(_ragged(table.column("en_ids"), max_length - 2))
-        lang.append(np.full(table.num_rows, index, dtype=np.int16))
-    return Pairs(Ragged.concat(xx), Ragged.concat(en), np.concatenate(lang), langs)
-
-
 @dataclass(frozen=True)
 class WordAligned:
     """Per pair of a `Pairs` pool (same order): each word's subword span on both sides and
@@ -90,36 +60,148 @@ class WordAligned:
     links: Ragged  # values: L×2 int32 (xx word, en word)
 
 
+# A pool as named arrays (a part of it, some rows of one language, or all of them): the `xx`,
+# `en` and `lang` of a `Pairs`, and for WACSE the fields of a `WordAligned`. The in-memory
+# loaders join the parts (`joined`); `xlsent.train.mapped_pool` appends them to files instead.
+Arrays = dict[str, Ragged | np.ndarray]
+WORD_FIELDS = ("xx_starts", "xx_ends", "en_starts", "en_ends", "links")
+
+
+def pairs_of(arrays: Arrays, langs: tuple[str, ...]) -> Pairs:
+    """The `Pairs` of a pool's arrays; `langs`: its languages, in the order of `lang`."""
+    return Pairs(arrays["xx"], arrays["en"], arrays["lang"], langs)
+
+
+def word_aligned_of(arrays: Arrays) -> WordAligned:
+    """The `WordAligned` of a WACSE pool's arrays."""
+    return WordAligned(**{name: arrays[name] for name in WORD_FIELDS})
+
+
+def joined(parts: Iterable[Arrays]) -> Arrays:
+    """The parts as one pool, in memory."""
+    parts = list(parts)
+    out: Arrays = {}
+    for name, first in parts[0].items():
+        arrays = [part[name] for part in parts]
+        out[name] = Ragged.concat(arrays) if isinstance(first, Ragged) else np.concatenate(arrays)
+    return out
+
+
+def _ragged(column, limit: int | None = None) -> Ragged:
+    """A list<int> Arrow column (truncated to `limit` values per row) as int32 arrays."""
+    column = column.combine_chunks()
+    sliced = column if limit is None else pc.list_slice(column, 0, limit)
+    sizes = pc.list_value_length(sliced).to_numpy(zero_copy_only=False).astype(np.int64)
+    values = pc.list_flatten(sliced).to_numpy(zero_copy_only=False).astype(np.int32)
+    return Ragged(values, offsets_of(sizes))
+
+
+# Rows read at a time: besides the pool, its writer (`xlsent.train.mapped_pool`) holds a few
+# copies of one such batch, whatever the size of a language (`xlsent.train.memory`).
+BATCH_ROWS = 65_536
+PAIR_INPUTS = ["xx_ids", "en_ids"]
+
+
+def _tables(path: Path, columns: list[str] | None) -> Iterator[pa.Table]:
+    """The rows of the Parquet file `path` (its `columns`, None: all), `BATCH_ROWS` at a
+    time; one empty table for a file without rows."""
+    # Without pre-buffering: with it, the reader keeps every row group it read until closed.
+    with reading(path), pq.ParquetFile(path, pre_buffer=False) as file:
+        read = 0
+        for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=columns):
+            read += 1
+            yield pa.Table.from_batches([batch])
+        if not read:
+            empty = file.schema_arrow.empty_table()
+            yield empty if columns is None else empty.select(columns)
+
+
+def _pair_arrays(table: pa.Table, index: int, limit: int) -> Arrays:
+    """Pairs of one language, truncated to `limit` subwords a side; `index`: the language's
+    place in the pool's languages."""
+    return {
+        "xx": _ragged(table.column("xx_ids"), limit),
+        "en": _ragged(table.column("en_ids"), limit),
+        "lang": np.full(table.num_rows, index, dtype=np.int16),
+    }
+
+
+def _subset(path: Path, code: str, max_pairs: int) -> pa.Table:
+    """A seeded random subset of `max_pairs` of the file's pairs, in file order (all of them
+    if it has no more)."""
+    with reading(path):
+        table = pq.read_table(path, columns=PAIR_INPUTS)
+    if table.num_rows <= max_pairs:
+        return table
+    rng = np.random.default_rng([0, zlib.crc32(code.encode())])
+    return table.take(np.sort(rng.choice(table.num_rows, size=max_pairs, replace=False)))
+
+
+def pair_parts(
+    paths: dict[str, Path], max_length: int, max_pairs_per_lang: int | None = None
+) -> Iterator[tuple[str, Arrays, dict[str, int]]]:
+    """The pairs of `load_pairs` a batch of rows at a time, in the pool's order (its
+    languages sorted): (language, arrays, statistics: none)."""
+    for index, code in enumerate(sorted(paths)):
+        if max_pairs_per_lang is None:
+            tables = _tables(paths[code], PAIR_INPUTS)
+        else:
+            tables = iter([_subset(paths[code], code, max_pairs_per_lang)])
+        for table in tables:
+            yield code, _pair_arrays(table, index, max_length - 2), {}
+
+
+def load_pairs(
+    paths: dict[str, Path], max_length: int, max_pairs_per_lang: int | None = None
+) -> Pairs:
+    """Read the subword files of each language; keep room for the two special tokens.
+
+    `max_pairs_per_lang` keeps a seeded random subset of each language's rows (in file
+    order), the same for every run: the dev files keep the order of their source corpora, so
+    their first rows would come mostly from the first corpus.
+    """
+    parts = pair_parts(paths, max_length, max_pairs_per_lang)
+    return pairs_of(joined(part for _, part, _ in parts), tuple(sorted(paths)))
+
+
+def word_aligned_parts(
+    paths: dict[str, Path], max_length: int
+) -> Iterator[tuple[str, Arrays, dict[str, int]]]:
+    """The pairs, words and links of `load_word_aligned` a batch of rows at a time, in the
+    pool's order: (language, arrays, the links the batch kept and dropped by truncation)."""
+    limit = max_length - 2
+    for index, code in enumerate(sorted(paths)):
+        for table in _tables(paths[code], None):
+            part = _pair_arrays(table, index, limit)
+            for side in ("xx", "en"):
+                starts = _ragged(table.column(f"{side}_starts"))
+                ends = _ragged(table.column(f"{side}_ends"))
+                cut = ends.values > limit
+                starts.values[cut] = ends.values[cut] = 0
+                part[f"{side}_starts"], part[f"{side}_ends"] = starts, ends
+            xx, en = (part["xx_starts"], part["xx_ends"]), (part["en_starts"], part["en_ends"])
+            part["links"], dropped = _links(table.column("links"), xx, en)
+            yield code, part, {"links": len(part["links"].values), "links_truncated": dropped}
+
+
+def add_counts(stats: dict[str, dict[str, int]], code: str, counts: dict[str, int]) -> None:
+    """Add a batch's `counts` to its language's in `stats`."""
+    total = stats.setdefault(code, {})
+    for name, count in counts.items():
+        total[name] = total.get(name, 0) + count
+
+
 def load_word_aligned(
     paths: dict[str, Path], max_length: int
 ) -> tuple[Pairs, WordAligned, dict[str, dict[str, int]]]:
     """Read the word-span files of each language (`xlsent.train.word_spans`): the pairs,
     their words and links, and per language the links kept and dropped by truncation."""
-    limit = max_length - 2
-    xx, en, lang, spans, links, stats = [], [], [], {}, [], {}
-    langs = tuple(sorted(paths))
-    for index, code in enumerate(langs):
-        with reading(paths[code]):
-            table = pq.read_table(paths[code])
-        xx.append(_ragged(table.column("xx_ids"), limit))
-        en.append(_ragged(table.column("en_ids"), limit))
-        lang.append(np.full(table.num_rows, index, dtype=np.int16))
-        for side in ("xx", "en"):
-            starts = _ragged(table.column(f"{side}_starts"))
-            ends = _ragged(table.column(f"{side}_ends"))
-            cut = ends.values > limit
-            starts.values[cut] = ends.values[cut] = 0
-            spans.setdefault(side, []).append((starts, ends))
-        kept, dropped = _links(table.column("links"), spans["xx"][-1], spans["en"][-1])
-        links.append(kept)
-        stats[code] = {"links": len(kept.values), "links_truncated": dropped}
-    words = {
-        f"{side}_{part}": Ragged.concat([pair[i] for pair in spans[side]])
-        for side in ("xx", "en")
-        for i, part in enumerate(("starts", "ends"))
-    }
-    pairs = Pairs(Ragged.concat(xx), Ragged.concat(en), np.concatenate(lang), langs)
-    return pairs, WordAligned(**words, links=Ragged.concat(links)), stats
+    parts, stats = [], {}
+    for code, part, counts in word_aligned_parts(paths, max_length):
+        parts.append(part)
+        add_counts(stats, code, counts)
+    arrays = joined(parts)
+    return pairs_of(arrays, tuple(sorted(paths))), word_aligned_of(arrays), stats
 
 
 def _links(column, xx: tuple[Ragged, Ragged], en: tuple[Ragged, Ragged]) -> tuple[Ragged, int]:

@@ -38,12 +38,13 @@ from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
+from xlsent.models.sentence import DEFAULT_PRECISION, autocast
 from xlsent.ragged import Ragged
 from xlsent.train import distributed, optim, step
 from xlsent.train.checkpoints import (
     Attempts,
     Checkpoints,
-    fingerprint,
+    fingerprints,
     random_state,
     set_random_state,
 )
@@ -56,12 +57,14 @@ from xlsent.train.data import (
     WordAligned,
     language_probabilities,
     load_pairs,
-    load_word_aligned,
     monolingual,
 )
+from xlsent.train.mapped_pool import mapped_pairs, mapped_word_aligned, remove_pool
 from xlsent.train.objectives import Objectives
+from xlsent.train.records import TrainRecords
 from xlsent.train.reproducible import fixed_reduction_order
 from xlsent.train.settings import ModelSpec, TrainSettings
+from xlsent.train.speed import Throughput, peak_tflops
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,7 @@ class Trainer:
         self.languages = encoder.language_ids(self.model)
         self.objective = self._build_objective(tokens)
         self.forward = self._distributed(self.objective)
+        self._seed_rank()
         self.optimizer, self.scheduler = optim.adamw(self.objective, settings)
         # Where the run stands: what a checkpoint saves.
         self.sampler = self._sampler()
@@ -114,11 +118,13 @@ class Trainer:
         # The main process reads the inputs through once; the others take its fingerprint.
         inputs = [*train_paths.values(), *dev_paths.values()]
         mine = (
-            fingerprint(settings, model_spec, inputs, self.world.size) if self.world.main else None
+            fingerprints(settings, model_spec, inputs, self.world.size) if self.world.main else None
         )
-        self.fingerprint = distributed.gather_objects(mine, self.world)[0]
+        # The identity a checkpoint records, and one a checkpoint written before may carry.
+        fingerprints_of_main = distributed.gather_objects(mine, self.world)[0]
+        self.fingerprint, self._earlier_fingerprint = fingerprints_of_main
         self._stop = False
-        self._builder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="batches")
+        self._builder = batch_builder(self.device)
 
     # -- setup -------------------------------------------------------------------------------
     def _training_data(
@@ -129,7 +135,9 @@ class Trainer:
         s = self.settings
         words = None
         if s.method == "wacse":
-            pool, words, link_stats = load_word_aligned(paths, s.max_length)
+            pool, words, link_stats = mapped_word_aligned(
+                paths, s.max_length, self.checkpoints.directory, self.world
+            )
             for lang, counts in link_stats.items():
                 log.info(
                     "%s: %d links, %d dropped by truncation to %d tokens",
@@ -139,7 +147,7 @@ class Trainer:
                     s.max_length,
                 )
         else:
-            pool = load_pairs(paths, s.max_length)
+            pool = mapped_pairs(paths, s.max_length, self.checkpoints.directory, self.world)
         if s.method == "mlm":
             pool = monolingual(pool)
             probabilities = self._language_probabilities(pool).round(4).tolist()
@@ -210,6 +218,17 @@ class Trainer:
             find_unused_parameters=objective.mlm is not None,
         )
 
+    def _seed_rank(self) -> None:
+        """Give every process but the first a random stream of its own, once the weights are
+        drawn (the same in every process; DDP copies rank 0's anyway): dropout then masks each
+        process's rows independently, as one process masks the rows of its batch, not with the
+        same masks in every process. Rank 0 goes on with the run's own stream, so that a run
+        of one process trains exactly as before. The collators' draws (AWP's words, MLM's
+        masks) are seeded by the rank already (`batch`)."""
+        if self.world.rank:
+            seed = np.random.SeedSequence([self.settings.seed, self.world.rank])
+            torch.manual_seed(int(seed.generate_state(1, np.uint64)[0]))
+
     def _language_probabilities(self, pool: Monolingual) -> np.ndarray:
         return language_probabilities(
             pool.counts(), self.settings.language_sampling, pool.langs.index("en")
@@ -242,7 +261,7 @@ class Trainer:
     # -- checkpoints ---------------------------------------------------------------------------
     def save_checkpoint(self) -> None:
         """Save the full state (the main process writes; every process's random state)."""
-        rng = distributed.gather_objects(random_state(), self.world)
+        rng = distributed.gather_objects(random_state(self.device), self.world)
         if self.world.main:
             self.checkpoints.save(
                 {
@@ -267,7 +286,7 @@ class Trainer:
         if found is None:
             return False
         path, state = found
-        if state["fingerprint"] != self.fingerprint:
+        if state["fingerprint"] not in (self.fingerprint, self._earlier_fingerprint):
             log.warning("%s was written for other settings or inputs; starting afresh", path)
             distributed.barrier(self.world)  # every process has read it before it goes
             if self.world.main:
@@ -283,7 +302,7 @@ class Trainer:
         self.attempts.resumed(state)
         if self.world.main:
             self.checkpoints.resumed(self.step, self.best["step"])
-        set_random_state(state["rng"][self.world.rank])
+        set_random_state(state["rng"][self.world.rank], self.device)
         log.info("resumed from %s at step %d", path, self.step)
         return True
 
@@ -345,16 +364,18 @@ class Trainer:
         )
 
     @torch.inference_mode()
-    def evaluate(self) -> dict:
+    def evaluate(self, precision: str = DEFAULT_PRECISION) -> dict:
         """Dev P@1 (%) per language, the mean of both directions (foreign → English and back),
         and its mean over languages; `dev_without` lists the languages with no dev pair (not
-        in the mean)."""
+        in the mean). `precision`: how the sentences are encoded (`evaluate.precision`, the
+        evaluations' own: `_encode`)."""
         self.objective.eval()
         scores, directions = {}, {}
         for lang, pairs in self.dev_data.items():
             if len(pairs) == 0:  # only below corpus.min_dev_pairs with min_pairs_action: warn
                 continue
-            xx, en = self._encode(pairs.xx, lang), self._encode(pairs.en, "en")
+            xx = self._encode(pairs.xx, lang, precision)
+            en = self._encode(pairs.en, "en", precision)
             directions[lang] = {
                 "xx2en": round(100 * p_at_1(xx, en), 2),
                 "en2xx": round(100 * p_at_1(en, xx), 2),
@@ -370,7 +391,10 @@ class Trainer:
             **({"dev_without": without} if without else {}),
         }
 
-    def _encode(self, rows: Ragged, lang: str) -> np.ndarray:
+    def _encode(self, rows: Ragged, lang: str, precision: str) -> np.ndarray:
+        """Sentence vectors of `rows` at `precision` (`xlsent.models.sentence.autocast`), as
+        the evaluations encode, whatever precision training computes in: dev P@1 chooses the
+        checkpoint, so it is the same on every device."""
         # As many sentences a batch as a training micro-batch encodes (its N pairs' 2N
         # sentences), which fit by construction: on a CPU, multilingual-e5-small encodes
         # batches of 64 1.5 times as fast as of 256, as training's are sized for it.
@@ -379,7 +403,7 @@ class Trainer:
         for part in encoder.length_sorted(rows.lengths, batch):
             ids, mask = collate(rows.take(part), *self.special)
             types = None if self.languages is None else torch.full_like(ids, self.languages[lang])
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            with autocast(self.device.type, precision):
                 vectors = encoder.sentence_vectors(
                     self.model,
                     ids.to(self.device),
@@ -394,55 +418,64 @@ class Trainer:
         log.warning("signal %d: saving a checkpoint after this step, then stopping", signum)
         self._stop = True
 
-    def run(self, log_path: Path | None = None) -> dict:
-        """Train to `max_steps` (resuming if possible); return the best dev record."""
+    def run(self, log_path: Path | None = None, dev_precision: str = DEFAULT_PRECISION) -> dict:
+        """Train to `max_steps` (resuming if possible); return the best dev record.
+
+        `log_path`: the live log (`train_log.jsonl`), which TensorBoard's event files join
+        under the checkpoint directory with `train.tensorboard`; `dev_precision`: how dev P@1
+        encodes (`evaluate.precision`)."""
         s = self.settings
         self.resume()
+        records = None  # one process keeps the records
         if self.world.main:  # for the cost table: what the jobs before this one cost
             self.checkpoints.record_attempts(self.attempts.earlier)
-        else:
-            log_path = None  # one process keeps the records
-        if log_path is not None:  # the live log restarts from what the checkpoint knew
-            log_path.write_text("".join(json.dumps(entry) + "\n" for entry in self.history))
+            board = self.checkpoints.directory / "tensorboard" if s.tensorboard else None
+            # The live log restarts from what the checkpoint knew.
+            records = TrainRecords(log_path, board, self.history, self.step)
         previous = signal.signal(signal.SIGTERM, self._request_stop)
-        started, pairs_since, tokens_since, records = time.perf_counter(), 0, 0, []
+        computes = "bf16" if self.autocast else "fp32"
+        speed = Throughput(peak_tflops(self.device, computes, s.peak_tflops))
+        losses = []
         if s.max_steps == 0 and self.world.main:
             # Nothing trains: the starting model is the export, with its dev P@1 (step 0).
-            self.best = {"step": 0, **self.evaluate()}
-            self._log({"step": 0, **self.best, "best": True}, log_path)
+            self.best = {"step": 0, **self.evaluate(dev_precision)}
+            self._log({"step": 0, **self.best, "best": True}, records)
         try:
             while self.step < s.max_steps:
+                started = time.perf_counter()
                 record = self.train_step()
+                # The step's own time: the evaluations and checkpoints below are not training.
+                seconds = time.perf_counter() - started
                 kill_point("train.step")
-                records.append(record)
-                pairs_since += s.batch_size
-                tokens_since += record["tokens"] * self.world.size
+                losses.append(record)
+                # Every process's pairs and tokens (this one's times the processes), this
+                # process's FLOPs on its own device.
+                tokens = record["tokens"] * self.world.size
+                speed.add(s.batch_size, tokens, sum(record["flops"].values()), seconds)
                 if self.step % s.log_every == 0 or self.step == s.max_steps:
-                    elapsed = time.perf_counter() - started
                     lrs = self.scheduler.get_last_lr()  # the encoder's groups, then the heads'
                     entry = {
                         "step": self.step,
-                        "loss": round(float(np.mean([r["loss"] for r in records])), 5),
-                        **{f"loss_{name}": _mean(records, name) for name in record["parts"]},
+                        "loss": round(float(np.mean([r["loss"] for r in losses])), 5),
+                        **{f"loss_{name}": _mean(losses, name) for name in record["parts"]},
                         "lr": lrs[0],
                         **({"head_lr": lrs[-1]} if s.head_lr is not None else {}),
                         "grad_norm": round(record["grad_norm"], 4),
-                        "pairs_per_s": round(pairs_since / elapsed, 1),
-                        "tokens_per_s": round(tokens_since / elapsed, 1),
+                        **speed.fields(),
                     }
                     if isinstance(self.sampler, LanguageSampler):
                         # MLM: sentences left out of a batch that held their translation.
                         entry["translations_dropped"] = self.sampler.dropped
-                    self._log(entry, log_path)
-                    started, pairs_since, tokens_since, records = time.perf_counter(), 0, 0, []
+                    self._log(entry, records)
+                    losses = []
                 if self.world.main and (self.step % s.eval_every == 0 or self.step == s.max_steps):
-                    result = self.evaluate()
+                    result = self.evaluate(dev_precision)
                     # A pretraining run keeps its latest weights: "best" is the last step.
                     improved = s.pretraining or result["dev_p1"] > self.best["dev_p1"]
                     if improved:
                         self.best = {"step": self.step, **result}
                         self.checkpoints.save_best(self.step, self.model, self.objective.mlm)
-                    self._log({"step": self.step, **result, "best": improved}, log_path)
+                    self._log({"step": self.step, **result, "best": improved}, records)
                 self._stop = distributed.any_flag(self._stop, self.world, self.device)
                 if self.step % s.checkpoint_every == 0 or self._stop:
                     self.save_checkpoint()
@@ -454,16 +487,17 @@ class Trainer:
                     )
         finally:
             signal.signal(signal.SIGTERM, previous)
+            if records is not None:
+                records.close()
         return self.best
 
-    def _log(self, entry: dict, log_path: Path | None) -> None:
+    def _log(self, entry: dict, records: TrainRecords | None) -> None:
         if not self.world.main:
             return
         self.history.append(entry)
         log.info(json.dumps(entry))
-        if log_path is not None:
-            with open(log_path, "a") as f:
-                f.write(json.dumps(entry) + "\n")
+        if records is not None:
+            records.write(entry)
 
     def export(self, out_dir: Path, run_config: dict) -> None:
         """Write the best model (HF + sentence-transformers) and the run's records."""
@@ -484,6 +518,18 @@ class Trainer:
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
         self.checkpoints.finish()
+        remove_pool(self.checkpoints.directory)  # a rerun from last.pt writes it again
+
+
+def batch_builder(device: torch.device) -> ThreadPoolExecutor:
+    """The thread that builds (and pins) the next micro-batch while `device` computes, bound
+    to it (`distributed.bind_thread`)."""
+    return ThreadPoolExecutor(
+        max_workers=1,
+        thread_name_prefix="batches",
+        initializer=distributed.bind_thread,
+        initargs=(device,),
+    )
 
 
 def _mean(records: list[dict], part: str) -> float:

@@ -30,6 +30,8 @@ class TrainSettings:
     eval_every: int = 2000
     checkpoint_every: int = 2000
     log_every: int = 50
+    peak_tflops: float | None = None
+    tensorboard: bool = False
     temperature: float = 0.05
     direction: str = "fwd"
     negatives: str = "batch"
@@ -75,6 +77,36 @@ class TrainSettings:
 
 
 PRETRAINING = ("mlm", "tlm")
+
+# Keys that cannot change a number the training computes: how often it logs and saves (a
+# resumed run continues exactly), what it reports its speed against, where it writes its
+# curves. A checkpoint is resumed whatever they are (`identity`).
+REPORTING = ("log_every", "checkpoint_every", "peak_tflops", "tensorboard")
+# Keys whose default is the behaviour from before they existed: a job's settings leave them
+# out at that default (`xlsent.config.runs.program_settings`), so that a version adding one
+# plans no finished job again (a rule's params decide its reruns) and resumes every
+# interrupted one.
+LEFT_OUT_AT_DEFAULT = {
+    "head_lr": None,
+    "freeze_encoder": False,
+    "peak_tflops": None,
+    "tensorboard": False,
+}
+# The fields added since checkpoints held `identity` (2026-11-29): a checkpoint written
+# before hashed every other field (`xlsent.train.checkpoints.fingerprints`).
+ADDED_SINCE_FIELD_HASH = ("peak_tflops", "tensorboard")
+
+
+def identity(settings: TrainSettings) -> dict:
+    """What of `settings` a checkpoint must match to be resumed: every key that can change a
+    number, as the job passes it (a key added at its default is left out, as before it
+    existed)."""
+    return {
+        key: value
+        for key, value in dataclasses.asdict(settings).items()
+        if key not in REPORTING
+        and not (key in LEFT_OUT_AT_DEFAULT and value == LEFT_OUT_AT_DEFAULT[key])
+    }
 
 
 def trains_a_head(method: str, wacse_weights: Sequence[float], pooler: str) -> bool:

@@ -20,6 +20,7 @@ from torch import nn
 
 from xlsent.train import cached_tr
 from xlsent.train.collate import Batch
+from xlsent.train.flops import StepFlops
 from xlsent.train.objectives import Objectives
 from xlsent.train.settings import TrainSettings
 
@@ -48,7 +49,9 @@ def accumulate(
     world_size: int = 1,
 ) -> dict:
     """Backpropagate one step over its `n_micro` micro-batches `batches` (this process's);
-    return the step's loss, its parts and its real tokens.
+    return the step's loss, its parts, its real tokens and this process's model FLOPs by
+    part (`xlsent.train.flops`, counted on the batches as they arrive, before they are
+    copied to the device).
 
     `forward` is what computes a micro-batch's loss (the DDP wrapper of `objective` under
     several processes; default `objective`), `no_sync` its context that defers DDP's gradient
@@ -62,6 +65,8 @@ def accumulate(
     parts_total: dict[str, float] = {}
     tr_grads: list[torch.Tensor | None] = [None] * n_micro
     states: list[cached_tr.RandomState] = []
+    flops = StepFlops(objective, cached, world_size)
+    batches = map(flops.count, batches)
     if cached:
         built, vectors = [], []
         with torch.no_grad():
@@ -94,4 +99,5 @@ def accumulate(
         "loss": sum(objective.weights[name] * value for name, value in parts_total.items()),
         "parts": parts_total,
         "tokens": tokens,
+        "flops": flops.total(),
     }

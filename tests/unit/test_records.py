@@ -1,0 +1,98 @@
+"""A training's live records: train_log.jsonl and, with `train.tensorboard`, TensorBoard's
+event files holding the same numbers (the TensorBoard test skips where the optional
+`tensorboard` package is not installed; the test of its absence where it is)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from support import tiny_shape
+
+from xlsent.train.loop import Trainer
+from xlsent.train.records import TrainRecords, scalars
+from xlsent.train.settings import ModelSpec, TrainSettings
+
+HAS_TENSORBOARD = importlib.util.find_spec("tensorboard") is not None
+
+
+def test_a_records_numbers_are_its_scalars_nested_ones_by_path():
+    record = {
+        "step": 40,
+        "dev_p1": 91.5,
+        "dev": {"de": 93.0, "kk": 90.0},
+        "dev_directions": {"kk": {"xx2en": 89.0, "en2xx": 91.0}},
+        "dev_without": ["sw"],
+        "best": True,
+        "mfu": None,
+    }
+    assert dict(scalars(record)) == {
+        "dev_p1": 91.5,
+        "dev/de": 93.0,
+        "dev/kk": 90.0,
+        "dev_directions/kk/xx2en": 89.0,
+        "dev_directions/kk/en2xx": 91.0,
+    }
+
+
+def test_the_live_log_restarts_from_the_history_and_appends(tmp_path):
+    log = tmp_path / "train_log.jsonl"
+    log.write_text('{"step": 1}\n{"step": 2}\n{"step": 3}\n')  # step 3: after the checkpoint
+    records = TrainRecords(log, None, [{"step": 1}, {"step": 2}], step=2)
+    records.write({"step": 3, "loss": 0.5})
+    records.close()
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [
+        {"step": 1},
+        {"step": 2},
+        {"step": 3, "loss": 0.5},
+    ]
+
+
+def _trainer(small_subwords, small_tokenizer, checkpoints, **overrides) -> Trainer:
+    settings = dict(
+        seed=7,
+        max_length=16,
+        batch_size=16,
+        micro_batch_size=16,
+        max_steps=2,
+        eval_every=2,
+        checkpoint_every=2,
+        log_every=1,
+        dev_max_pairs=50,
+        device="cpu",
+        tensorboard=True,
+    )
+    return Trainer(
+        TrainSettings(**{**settings, **overrides}),
+        ModelSpec("scratch", small_tokenizer, shape=tiny_shape()),
+        {lang: p["train"] for lang, p in small_subwords.items()},
+        {lang: p["dev"] for lang, p in small_subwords.items()},
+        checkpoints,
+    )
+
+
+@pytest.mark.skipif(not HAS_TENSORBOARD, reason="the optional tensorboard package")
+def test_tensorboard_holds_the_logs_numbers(small_subwords, small_tokenizer, tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path)
+    trainer.run(tmp_path / "train_log.jsonl")
+    lines = [json.loads(line) for line in (tmp_path / "train_log.jsonl").read_text().splitlines()]
+    events = EventAccumulator(str(tmp_path / "tensorboard"))
+    events.Reload()
+    for tag in ("loss", "tokens_per_s", "model_tflops", "dev_p1", "dev/de", "dev/kk"):
+        logged = [(line["step"], v) for line in lines for t, v in scalars(line) if t == tag]
+        seen = [(event.step, event.value) for event in events.Scalars(tag)]
+        assert [step for step, _ in seen] == [step for step, _ in logged], tag
+        # (TensorBoard stores float32.)
+        assert [v for _, v in seen] == pytest.approx([v for _, v in logged], rel=1e-6), tag
+
+
+@pytest.mark.skipif(HAS_TENSORBOARD, reason="tensorboard is installed")
+def test_tensorboard_asked_for_without_its_package_says_how_to_install_it(
+    small_subwords, small_tokenizer, tmp_path
+):
+    trainer = _trainer(small_subwords, small_tokenizer, tmp_path)
+    with pytest.raises(ImportError, match=r"pip install 'xlsent\[tensorboard\]'"):
+        trainer.run(tmp_path / "train_log.jsonl")
