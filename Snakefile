@@ -66,6 +66,14 @@ onstart:
         )
     except xlsent.config.ConfigError as err:
         raise WorkflowError(str(err)) from None
+    # Each training that has a checkpoint: whether it resumes, or starts over and why.
+    for job in workflow.dag.needrun_jobs():
+        if job.rule.name == "train":
+            note = xlsent.config.training_note(
+                config, job.wildcards.run, int(job.wildcards.seed)
+            )
+            if note:
+                (logger.warning if note.starts_over else logger.info)(note.text)
     if not workflow.touch:
         broken = xlsent.recovery.set_aside_unreadable_inputs(workflow.dag)
         if broken:

@@ -40,6 +40,8 @@ class Job:
     wildcards: str
     outputs: list[str]
     reasons: list[str] = field(default_factory=list)
+    # The JSON params of the job where its reason shows them (changed since its last run).
+    params: list[dict] = field(default_factory=list)
 
 
 def _field(body: str, name: str) -> str:
@@ -54,8 +56,41 @@ def planned_jobs(dry_run: str) -> list[Job]:
         if rule == "all":
             continue
         outputs = [p.strip() for p in _field(body, "output").split(",") if p.strip()]
-        jobs.append(Job(rule, _field(body, "wildcards"), outputs, _reasons(_field(body, "reason"))))
+        reason = _field(body, "reason")
+        params = _json_objects(reason.partition(" now: ")[2]) if " now: " in reason else []
+        jobs.append(Job(rule, _field(body, "wildcards"), outputs, _reasons(reason), params))
     return jobs
+
+
+def training_notes(jobs: list[Job], root: Path = Path(".")) -> list[str]:
+    """For each planned training that has a checkpoint, whether it resumes or starts over and
+    why (`xlsent.train.resume_notes`): against the settings the job will pass where its
+    reason shows them (they changed), else against its checkpoint's own (they did not)."""
+    from xlsent.config.outputs import CHECKPOINTS
+    from xlsent.config.runs import settings_object
+    from xlsent.train.resume_notes import recorded, resume_note
+    from xlsent.train.settings import TrainSettings, identity
+
+    lines = []
+    for job in jobs:
+        if job.rule != "train":
+            continue
+        wildcards = dict(item.split("=", 1) for item in job.wildcards.split(", "))
+        directory = root / CHECKPOINTS.format(**wildcards)
+        record = recorded(directory)
+        if record is None:
+            continue
+        settings, processes = record["settings"], record["processes"]
+        # The train rule's settings param: the program's settings and its processes.
+        planned = [params for params in job.params if "gpus" in params]
+        if planned:
+            resources = ("gpus", "nodes")
+            program = {k: v for k, v in planned[0].items() if k not in resources}
+            settings = identity(settings_object(TrainSettings, program, "train"))
+            processes = max(1, planned[0]["gpus"]) * planned[0].get("nodes", 1)
+        note = resume_note(directory.relative_to(root), settings, processes, record)
+        lines.append(f"training {wildcards['run']} (seed {wildcards['seed']}): {note.text}")
+    return lines
 
 
 def _reasons(text: str) -> list[str]:
@@ -186,6 +221,7 @@ def report(args: list[str], root: Path = Path(".")) -> str:
             lines.append(f"  {name}: {'; '.join(job.reasons) or 'see snakemake -n'}")
     else:
         lines.append("Nothing to redo: every requested result is up to date.")
+    lines += training_notes(jobs, root)
     if lost:
         lines.append(
             f"{len(lost)} output{'s' if len(lost) > 1 else ''} stay as they are although a "

@@ -265,3 +265,13 @@ def test_the_readme_stays_a_page_with_the_newcomer_commands():
     assert len(readme.splitlines()) <= 100
     quick = readme.index("make demo")
     assert quick < readme.index("make test") < 1500
+
+
+def test_the_reporting_keys_of_the_docs_are_the_codes():
+    """docs/configuration.md lists the train keys that are no part of a training's identity:
+    the list in the code (`REPORTING`), and nothing else."""
+    from xlsent.train.settings import REPORTING
+
+    text = (ROOT / "docs" / "configuration.md").read_text()
+    line = text[text.index('<a id="reporting-keys">') :].split("They change no number")[0]
+    assert re.findall(r"`(\w+)`", line.split(":", 1)[1]) == list(REPORTING)

@@ -191,7 +191,9 @@ def test_a_killed_training_job_says_what_its_status_means_and_the_rerun_counts_b
     workdir,
 ):
     """The report: the console said "exit status 137" and nothing else; after the resume
-    the cost table showed the resumed job's time as the run's."""
+    the cost table showed the resumed job's time as the run's. Before the rerun's job runs
+    the console says that it resumes (a setting that changes no number, log_every, changed
+    meanwhile), and after another change, that it starts over and why."""
     write_config(workdir / "config.yaml", tiny_config(max_steps=10))
     env = snakemake_env(XLSENT_KILL_AT="train.checkpoint@2")  # killed after step 4's
     out = console(run(workdir, env=env, should_fail=True))
@@ -202,13 +204,28 @@ def test_a_killed_training_job_says_what_its_status_means_and_the_rerun_counts_b
         "or `kill -9`). The same command resumes its training at step 4 "
         "(results/checkpoints/tr/seed42/last.pt).\n"
     ) in said
-    run(workdir)
+    config = tiny_config(max_steps=10)
+    config["train"]["log_every"] = 1
+    write_config(workdir / "config.yaml", config)
+    out = console(run(workdir))
+    assert (
+        "training tr (seed 42): resumes its training at step 4 "
+        "(results/checkpoints/tr/seed42/last.pt)"
+    ) in out
     assert (
         "resumed from results/checkpoints/tr/seed42/last.pt at step 4"
         in (workdir / TRAIN_LOG).read_text()
     )
     cost = {row.split(",")[0]: row.split(",") for row in (workdir / TARGETS[1]).read_text().split()}
     assert cost["train"][:4] == ["train", "tr", "1", "2"]  # one job's benchmark, two jobs' time
+    config["train"]["lr"] = 1e-3
+    write_config(workdir / "config.yaml", config)
+    out = console(snakemake(workdir, "results/models/tr/seed42", "--cores", "2", "--configfile",
+                            str(workdir / "config.yaml")))  # fmt: skip
+    assert (
+        "training tr (seed 42): its checkpoint at step 10 (results/checkpoints/tr/seed42/last.pt)"
+        " was trained with other settings (lr: 0.002 → 0.001): the training starts over"
+    ) in out
 
 
 def test_one_of_two_training_processes_killed_is_named_and_the_rerun_resumes_it(workdir, tmp_path):

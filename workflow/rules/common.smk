@@ -7,6 +7,7 @@ from pathlib import Path
 from xlsent import languages
 from xlsent.config import (
     ALIGN_METHODS,
+    CHECKPOINTS,
     DUALPIVOT_METHODS,
     ENCODER_METHODS,
     WORD_VECTOR_METHODS,

@@ -64,7 +64,7 @@ rule train:
         settings=train_identity,
         model=start_spec,
         args=train_args,
-        checkpoints="results/checkpoints/{run}/seed{seed}",
+        checkpoints=CHECKPOINTS,
         launcher=train_launcher,
     # The log appended to, and named: a job refused while an orphaned one of an earlier run
     # still trains puts that one's log back (Snakemake removed it) and appends its refusal.

@@ -25,6 +25,9 @@ from xlsent.errors import ConfigError
 
 # The evaluations of an encoder run that read its sentence vectors (`xlsent.evaluate.vectors`).
 VECTOR_TASKS = ("tatoeba", "retrieval", "bucc")
+# A training's checkpoints, its pool and its live log: not an output (Snakemake never removes
+# them), what a killed or preempted job resumes from.
+CHECKPOINTS = "results/checkpoints/{run}/seed{seed}"
 
 
 def vector_source(config: dict, task: str) -> str:

@@ -7,11 +7,13 @@ import dataclasses
 import difflib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from xlsent import languages
 from xlsent.arguments import UsageError
 from xlsent.errors import XlsentError
+from xlsent.train.resume_notes import Note, resume_note
 from xlsent.train.settings import LEFT_OUT_AT_DEFAULT as TRAIN_LEFT_OUT_AT_DEFAULT
 
 T = TypeVar("T")
@@ -184,6 +186,23 @@ def train_settings(config: dict, run: str, seed: int) -> dict:
     """The run's training settings: the global `train` block, the run's overrides, the seed."""
     spec = config["runs"][run]
     return {**config["train"], **spec["train"], "method": spec["method"], "seed": seed}
+
+
+def training_note(config: dict, run: str, seed: int) -> Note | None:
+    """What the planned training of `run` at `seed` does with its checkpoint (resume at its
+    step, or start over and why: `xlsent.train.resume_notes`), for the console; None without
+    a checkpoint."""
+    from xlsent.config.outputs import CHECKPOINTS
+    from xlsent.train.settings import TrainSettings, identity
+
+    settings = train_settings(config, run, seed)
+    trainer = settings_object(TrainSettings, program_settings("train", settings), "train")
+    note = resume_note(
+        Path(CHECKPOINTS.format(run=run, seed=seed)),
+        identity(trainer),
+        training_processes(settings),
+    )
+    return note and note._replace(text=f"training {run} (seed {seed}): {note.text}")
 
 
 def processes_per_node(settings: dict) -> int:

@@ -36,6 +36,7 @@ from torch import nn
 from xlsent.errors import XlsentError
 from xlsent.io import atomic_path, sha256_file, write_json
 from xlsent.readback import set_aside
+from xlsent.train.resume_notes import remove_record
 from xlsent.train.settings import ADDED_SINCE_FIELD_HASH, ModelSpec, TrainSettings, identity
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,7 @@ class Checkpoints:
 
     def discard(self) -> None:
         """Remove the checkpoints and all best weights (a run starting afresh)."""
+        remove_record(self.directory)
         self.last.unlink(missing_ok=True)
         self.previous.unlink(missing_ok=True)
         self.drop_best(())

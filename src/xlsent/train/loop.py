@@ -63,7 +63,8 @@ from xlsent.train.mapped_pool import mapped_pairs, mapped_word_aligned, remove_p
 from xlsent.train.objectives import Objectives
 from xlsent.train.records import TrainRecords
 from xlsent.train.reproducible import fixed_reduction_order
-from xlsent.train.settings import ModelSpec, TrainSettings
+from xlsent.train.resume_notes import write_record
+from xlsent.train.settings import ModelSpec, TrainSettings, identity
 from xlsent.train.speed import Throughput, peak_tflops
 
 log = logging.getLogger(__name__)
@@ -276,6 +277,10 @@ class Trainer:
                     "attempts": self.attempts.until(self.step),
                     "rng": rng,
                 }
+            )
+            # What it was trained with, for the process that plans the next run to read.
+            write_record(
+                self.checkpoints.directory, self.step, identity(self.settings), self.world.size
             )
             log.info("checkpoint at step %d: %s", self.step, self.checkpoints.last)
         distributed.barrier(self.world)
