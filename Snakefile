@@ -4,13 +4,16 @@
 #   snakemake --cores 2 --configfile resources/demo/config.yaml           # the offline demo
 #
 # A --configfile replaces config.yaml (keys it leaves out take the schema's defaults).
+import sys
 from pathlib import Path
 
 from snakemake.logging import logger
 from snakemake.utils import min_version
 
 import xlsent.config
+import xlsent.configfiles
 import xlsent.failures
+import xlsent.notices
 import xlsent.recovery
 
 min_version("8.20")
@@ -46,6 +49,10 @@ if workflow.is_main_process:
         logger.warning(
             f"{'Released' if released else 'Kept'} the lock of an earlier run: {why}."
         )
+    # Files a run set aside as unreadable are missing until a job needs them again: say so,
+    # with the command that remakes them (Snakemake's own answer is "Nothing to be done").
+    for line in xlsent.recovery.still_set_aside(".snakemake", sys.argv):
+        logger.warning(line)
 
 
 onstart:
@@ -75,24 +82,50 @@ onstart:
             if note:
                 (logger.warning if note.starts_over else logger.info)(note.text)
     if not workflow.touch:
-        broken = xlsent.recovery.set_aside_unreadable_inputs(workflow.dag)
+        broken = xlsent.recovery.set_aside_unreadable_inputs(
+            workflow.dag, ".snakemake", sys.argv
+        )
         if broken:
             raise WorkflowError("\n".join(broken))
-        removed = xlsent.recovery.invalidate_rebuilt_outputs(workflow.dag)
-        if removed:
-            logger.info(
-                f"Removed {len(removed)} outputs that this run rebuilds from changed inputs: "
-                + ", ".join(removed[:8])
-                + (" ..." if len(removed) > 8 else "")
-            )
+    # Not under other config files than those of the results it removes (xlsent.configfiles:
+    # a forgotten --configfile); this run's are recorded as theirs.
+    removed = (
+        [] if workflow.touch else xlsent.recovery.rebuilt_outputs(workflow.dag)
+    )
+    refused = xlsent.configfiles.check_and_record(
+        ".snakemake", workflow.configfiles, removed, sys.argv
+    )
+    if refused:
+        raise WorkflowError(refused)
+    xlsent.recovery.invalidate_rebuilt_outputs(removed)
+    if removed:
+        logger.info(
+            f"Removed {len(removed)} outputs that this run rebuilds from changed inputs: "
+            + ", ".join(removed[:8])
+            + (" ..." if len(removed) > 8 else "")
+        )
+
+
+onsuccess:
+    # What the jobs' own files say and the console must too: a training that could not
+    # resume its latest checkpoint, the pairs each language's cleaning dropped (xlsent.notices).
+    noted = xlsent.notices.report(workflow.dag, ())
+    if noted:
+        logger.info("\n".join(noted))
 
 
 onerror:
+    # The jobs that failed, and those a Ctrl-C stopped (Snakemake leaves them running: it
+    # handles no job's error after the interrupt).
+    stopped = [*workflow.scheduler.failed, *workflow.scheduler.running]
+    noted = xlsent.notices.report(workflow.dag, stopped)
+    if noted:
+        logger.info("\n".join(noted))
     # A failed job's own message (a known failure's one line: the file and the fix) is in its
     # log; the console shows only Snakemake's "non-zero exit status". Print it there too, once
     # at the end, for local and cluster runs alike, and what a signal's exit status means
     # (`log`: Snakemake's logs of this run, which hold each failed command's status).
-    said = xlsent.failures.report(workflow.scheduler.failed, log)
+    said = xlsent.failures.report(stopped, log)
     if said:
         logger.error("\n".join(["The failed jobs' logs say:", *said]))
 

@@ -11,7 +11,7 @@ second and per CPU-second (the process's and its children's user + system time):
   (timed inside): their ratio is the share of the time the device computes, the rest being
   the data path (question building, tokenisation, span decoding). On a GPU: `--device cuda`.
 WSPAlign's precision (`align.wspalign.precision`), on the same random model and pairs: fp32
-(WSPAlign.InferEval's) against bf16 and, on CUDA, TF32 (fp32 matmuls on tensor cores), each
+(WSPAlign.InferEval's) against bf16 and, on CUDA, TF32 (`tf32`: fp32 matmuls on tensor cores), each
 one's time and pairs/s and how far its rounding moves the links kept at the 0.9 threshold
 (`wspalign_precision`: the share of fp32's links that flip). The random span head is scaled
 (`--wsp-head-scale`) so that its span probabilities spread over (0, 1) as a trained head's do
@@ -51,7 +51,6 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
@@ -213,18 +212,6 @@ class CpuBf16(torch.nn.Module):
             return self.model(**inputs)
 
 
-@contextmanager
-def tf32(enabled: bool):
-    """fp32 matmuls (and cuDNN's convolutions) on TF32 tensor cores while `enabled`: what
-    `torch.backends.cuda.matmul.allow_tf32` does on an Ampere or later GPU."""
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = enabled
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
-
-
 def wspalign_precision(
     pairs: list[SentencePair],
     shape: str,
@@ -243,13 +230,11 @@ def wspalign_precision(
     scores, seconds = {}, {}
     for mode in modes:
         # Threshold 0: every candidate link with its score, so that all are compared.
-        precision = "bf16" if mode == "bf16" else "fp32"
-        cfg = WSPAlignConfig(batch_size=batch, device=device, precision=precision, threshold=0.0)
+        cfg = WSPAlignConfig(batch_size=batch, device=device, precision=mode, threshold=0.0)
         net = CpuBf16(model) if mode == "bf16" and device == "cpu" else model
         aligner = WSPAligner(net, tokenizer, cfg)
-        with tf32(mode == "tf32"):
-            aligner.align(pairs[:50])  # warm-up
-            result, seconds[mode], _ = timed(aligner.align, pairs)
+        aligner.align(pairs[:50])  # warm-up
+        result, seconds[mode], _ = timed(aligner.align, pairs)
         scores[mode] = {
             (i, link): score
             for i, aligned in enumerate(result)

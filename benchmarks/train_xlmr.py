@@ -11,20 +11,26 @@ checkout (../shared/data/l10n), or the embedded demo corpus (`--smoke`'s), cut a
 tokens (CLS + 30 subwords + SEP at 32); words of 2 subwords, 2/3 of them linked; the
 English sides drawn from `--english-vocab` ids, `dap`'s RTL vocabulary. Each method runs at
 every `--batch`, in micro-batches of `--micro-batch` (TR over the whole batch by gradient
-caching above it). Meant for a GPU (MFU against the GPU's known dense bf16 peak,
-xlsent.train.speed, or `--peak-tflops`); runs on CPU with a small `--batch`. Each row has
-its model FLOPs per step (xlsent.train.flops), the padding share of its batches, its MFU,
-and its time and FLOPs relative to tr's at the same batch; docs/results.md#benchmarks says
+caching above it), and under each of the speed `--options` (training/xlmr.py's OPTIONS: the
+default, AdamW before the fused kernel, TF32, fp32, torch.compile, micro-batches by length),
+the pairs drawn in epochs as training draws them. Meant for a GPU (MFU against the GPU's
+known dense peak at the row's precision, xlsent.train.speed, or `--peak-tflops`); runs on
+CPU with a small `--batch`. Each row has its model FLOPs per step (xlsent.train.flops), the
+padding share of its batches, its MFU, its time and FLOPs relative to tr's at the same batch
+and options, and its time relative to the default options'; docs/results.md#benchmarks says
 what every column means and why 76,000 English ids.
 
     python benchmarks/train_xlmr.py --device cuda --batch 256 1024 --micro-batch 256
+    python benchmarks/train_xlmr.py --device cuda --batch 1024 --methods tr wacse \\
+        --options default foreach-adamw tf32 compile length-window
     .venv/bin/python benchmarks/train_xlmr.py --device cpu --batch 32 --steps 5 \\
         --methods tr dap dap-all --english-vocab 76000
 
 Prints a table and writes train_xlmr.json: `lengths` (pairs, mean_subwords, p95_subwords,
-truncated_share, mean_subwords_truncated), `runs` (per run and batch: ms_per_step,
-pairs_per_s, tokens_per_s, padding_share, model_tflop_per_step, achieved_tflops, mfu,
-build_ms_at_build_batch, ratio_to_tr, flops_ratio_to_tr).
+truncated_share, mean_subwords_truncated), `options` (each option's settings), `runs` (per
+run, batch and option: options, precision, ms_per_step, pairs_per_s, tokens_per_s,
+padding_share, model_tflop_per_step, achieved_tflops, mfu, build_ms_at_build_batch,
+ratio_to_tr, flops_ratio_to_tr, ratio_to_default).
 """
 
 from __future__ import annotations
@@ -38,8 +44,6 @@ from training.demo import LANGS
 from training.record import add_ratios
 from training.report import report
 from training.runs import RUNS
-
-from xlsent.train.speed import known_gpu
 
 
 def main() -> None:
@@ -88,8 +92,17 @@ def main() -> None:
     parser.add_argument(
         "--peak-tflops",
         type=float,
-        help="dense bf16 peak of the device, for MFU (default: the known GPU's, "
-        "xlsent.train.speed.PEAKS; none on a CPU)",
+        help="the device's peak TFLOP/s for MFU (default: the known GPU's at each row's "
+        "precision, xlsent.train.speed.PEAKS; none on a CPU)",
+    )
+    parser.add_argument(
+        "--options",
+        nargs="+",
+        choices=list(xlmr.OPTIONS),
+        default=["default"],
+        help="speed options, each a row per run and batch: default (the paper config's "
+        "settings), foreach-adamw (AdamW before the fused kernel), tf32, fp32, compile, "
+        "length-window (train.length_window: 64)",
     )
     parser.add_argument(
         "--build-batch", type=int, default=256, help="pairs of the batch-building timing"
@@ -125,10 +138,6 @@ def main() -> None:
         source = f"{directory} {args.langs}, {args.pairs_per_language} pairs each at most"
     else:
         pairs, source = lengths.demo(args.langs), f"demo corpus {args.langs}"
-    peak = args.peak_tflops
-    if peak is None and args.device.startswith("cuda"):
-        gpu = known_gpu(torch.cuda.get_device_name(args.device))
-        peak = None if gpu is None else gpu.bf16
     result = xlmr.bench(
         list(dict.fromkeys(args.methods)),
         args.shape,
@@ -140,9 +149,10 @@ def main() -> None:
         pairs,
         args.device,
         args.threads,
-        peak,
+        args.peak_tflops,
         args.build_batch,
         args.english_vocab,
+        list(dict.fromkeys(args.options)),
     )
     result["lengths"] = {"source": source, **lengths.summary(pairs, args.seq)}
     add_ratios(result)

@@ -93,11 +93,19 @@ def add_ratios(result: dict) -> None:
     """Each run's time per step relative to tr's at the same batch (mean, and fastest step:
     on a shared CPU other jobs only ever add time) and its model FLOPs relative to tr's, and
     DAP's published ratio beside dap's. With a `freeze` column (`me5`): relative to tr's at
-    the same freeze setting."""
+    the same freeze setting; with an `options` column (`xlmr`): at the same options, and each
+    row's time relative to the same run's under the default options (`ratio_to_default`)."""
 
     def key(row: dict) -> tuple:
-        return row.get("freeze"), row["batch_pairs"]
+        return row.get("freeze"), row.get("options"), row["batch_pairs"]
 
+    defaults = {
+        (r["run"], r["batch_pairs"]): r for r in result["runs"] if r.get("options") == "default"
+    }
+    for r in result["runs"]:
+        if "options" in r:
+            default = defaults.get((r["run"], r["batch_pairs"]))
+            r["ratio_to_default"] = r["ms_per_step"] / default["ms_per_step"] if default else None
     bases = {key(r): r for r in result["runs"] if r["run"] == "tr"}
     for r in result["runs"]:
         base = bases.get(key(r))

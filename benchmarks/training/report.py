@@ -21,6 +21,9 @@ def table(result: dict) -> str:
     columns = [("run", "run", "{}")]
     if any("freeze" in r for r in runs):
         columns.append(("freeze", "freeze", "{}"))
+    options = len({r.get("options") for r in runs}) > 1
+    if options:
+        columns.append(("options", "options", "{}"))
     if len({r["batch_pairs"] for r in runs}) > 1:
         columns.append(("batch", "batch_pairs", "{:,}"))
     columns += [
@@ -36,6 +39,7 @@ def table(result: dict) -> str:
         ("tokens/s", "tokens_per_s", _count),
         ("padding", "padding_share", "{:.0%}"),
         ("×tr", "ratio_to_tr", "{:.2f}"),
+        *([("×default", "ratio_to_default", "{:.2f}")] if options else []),
         ("fastest ×tr", "fastest_ratio_to_tr", "{:.2f}"),
         ("paper ×tr", "paper_ratio_to_tr", "{:.2f}"),
         ("FLOPs ×tr", "flops_ratio_to_tr", "{:.2f}"),

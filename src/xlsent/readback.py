@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -66,9 +67,19 @@ def unreadable(path: str | os.PathLike[str], why: str) -> UnreadableFileError:
     )
 
 
-def remake_command(paths: list[str] | list[Path]) -> str:
-    """The command that remakes `paths` and what was computed from them."""
-    return f"snakemake --forcerun {' '.join(map(str, paths))} (with your other arguments)"
+def remake_command(paths: list[str] | list[Path], argv: Sequence[str] | None = None) -> str:
+    """The command that remakes `paths` and what was computed from them: `argv`, the user's
+    Snakemake command line (a run's `sys.argv`), with `--forcerun` added and a dry run's flag
+    left out; without it, the option and a reminder of the rest."""
+    forced = ["--forcerun", *map(str, paths)]
+    if argv is None:
+        return f"snakemake {' '.join(forced)} (with your other arguments)"
+    # `python -m snakemake` runs snakemake/__main__.py: the command is `snakemake` either way.
+    return shlex.join(["snakemake", *(arg for arg in argv[1:] if arg not in DRY_RUN), *forced])
+
+
+# Snakemake's flags of a dry run, left out of a command that is to do the work.
+DRY_RUN = ("-n", "--dry-run", "--dryrun")
 
 
 def problem(path: str | os.PathLike[str]) -> str | None:

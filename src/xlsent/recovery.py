@@ -23,7 +23,10 @@ be running in the cluster's queue, where no local check can see them; the messag
 then looks newer than what was computed from it: the run plans those consumers again and
 would remove their outputs before one of them fails on the file. `set_aside_unreadable_inputs`
 checks, as the run starts, the files it reads and does not rebuild (`xlsent.readback`): a
-broken one is moved aside and the run stops before it removes or runs anything.
+broken one is moved aside and the run stops before it removes or runs anything. Snakemake then
+has nothing to do (it remakes a missing file only where a job needs it again), so every run
+names the files set aside and still missing (`still_set_aside`), with the user's command
+that remakes them.
 
 These work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
 `job_dependencies`, `job.output`) and its lock directory, `.snakemake/locks`.
@@ -44,7 +47,7 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Protocol
@@ -87,9 +90,13 @@ def rebuilt_downstream(dag: _Dag) -> list[Any]:
     return order[::-1]
 
 
-def set_aside_unreadable_inputs(dag: _Dag) -> list[str]:
+def set_aside_unreadable_inputs(
+    dag: _Dag, snakemake_dir: str | os.PathLike[str], argv: Sequence[str]
+) -> list[str]:
     """Move aside the files that the jobs to run read and no job to run rebuilds, where they
-    do not read back (`xlsent.readback`); return what to tell the user (nothing: all read).
+    do not read back (`xlsent.readback`); return what to tell the user (nothing: all read),
+    with the command `argv` (this run's) that remakes them, and record them in
+    `snakemake_dir` for the runs after (`still_set_aside`).
 
     Such a file broke after its job ended (a copy cut short), which made it newer than what
     was computed from it: the run plans those consumers again and would remove their outputs
@@ -114,31 +121,75 @@ def set_aside_unreadable_inputs(dag: _Dag) -> list[str]:
         for path, why in sorted(broken.items())
     ]
     if lines:
+        record = Path(snakemake_dir) / SET_ASIDE_RECORD
+        record.write_text(json.dumps(sorted({*_set_aside(record), *broken})) + "\n")
         lines.append(
-            "Nothing was removed or run. Run the same command again: it remakes a file set "
-            "aside where a job needs it, and keeps the results computed from it before it broke."
+            "Nothing was removed or run. The results computed from it are kept, and the same "
+            f"command remakes it only where a job needs it again. {_remake(broken, argv)}"
         )
     return lines
 
 
-def invalidate_rebuilt_outputs(dag: _Dag) -> list[str]:
-    """Remove the existing outputs of `rebuilt_downstream(dag)`, consumers first; return them.
+# The files runs set aside and that are not remade yet, in Snakemake's directory (JSON).
+SET_ASIDE_RECORD = "xlsent-set-aside.json"
+
+
+def still_set_aside(snakemake_dir: str | os.PathLike[str], argv: Sequence[str]) -> list[str]:
+    """Lines naming the files that a run set aside (`set_aside_unreadable_inputs`) and no
+    run has remade, with the command `argv` that remakes them; the record forgets those
+    remade."""
+    record = Path(snakemake_dir) / SET_ASIDE_RECORD
+    recorded = _set_aside(record)
+    missing = [path for path in recorded if not Path(path).exists()]
+    if missing != recorded:
+        if missing:
+            record.write_text(json.dumps(missing) + "\n")
+        else:
+            record.unlink(missing_ok=True)
+    return [
+        f"{path}, set aside as unreadable ({path}.unreadable), is still missing; the results "
+        "computed from it are kept, and a run remakes it only where a job needs it again. "
+        + _remake([path], argv)
+        for path in missing
+    ]
+
+
+def _set_aside(record: Path) -> list[str]:
+    try:
+        return list(json.loads(record.read_text()))
+    except (OSError, ValueError):
+        return []
+
+
+def _remake(paths: Iterable[str], argv: Sequence[str]) -> str:
+    return "To remake it now, and what was computed from it: " + readback.remake_command(
+        sorted(paths), argv
+    )
+
+
+def rebuilt_outputs(dag: _Dag) -> list[str]:
+    """The existing outputs of `rebuilt_downstream(dag)`, consumers first: what
+    `invalidate_rebuilt_outputs` removes (and what `xlsent.configfiles` may refuse to)."""
+    return [
+        str(output)
+        for job in rebuilt_downstream(dag)
+        for output in job.output
+        if Path(output).exists() or Path(output).is_symlink()
+    ]
+
+
+def invalidate_rebuilt_outputs(outputs: Sequence[str]) -> None:
+    """Remove `outputs` (`rebuilt_outputs`) in their order, consumers first.
 
     Consumers go first so that a kill in the middle of this still leaves nothing stale: an
     output that survives has an input that still exists, and Snakemake sees it is older.
     """
-    removed = []
-    for job in rebuilt_downstream(dag):
-        for output in job.output:
-            path = Path(output)
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            elif path.exists() or path.is_symlink():
-                path.unlink()
-            else:
-                continue
-            removed.append(str(output))
-    return removed
+    for output in outputs:
+        path = Path(output)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
 
 
 # -- locks -------------------------------------------------------------------------------

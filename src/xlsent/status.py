@@ -88,7 +88,7 @@ def training_notes(jobs: list[Job], root: Path = Path(".")) -> list[str]:
             program = {k: v for k, v in planned[0].items() if k not in resources}
             settings = identity(settings_object(TrainSettings, program, "train"))
             processes = max(1, planned[0]["gpus"]) * planned[0].get("nodes", 1)
-        note = resume_note(directory.relative_to(root), settings, processes, record)
+        note = resume_note(directory.relative_to(root), settings, processes, record, root)
         lines.append(f"training {wildcards['run']} (seed {wildcards['seed']}): {note.text}")
     return lines
 

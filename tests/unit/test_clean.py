@@ -96,10 +96,12 @@ def test_invalid_utf8_is_counted_located_and_dropped(
     with caplog.at_level(logging.WARNING, logger="xlsent.corpus.clean"):
         stats, kept = _run(tmp_path, pairs)
     assert _dropped(stats) == {"invalid_utf8": 3}
-    origin = stats["sources"]["c"]["origin"]
-    assert stats["examples"] == {"invalid_utf8": [f"{origin}:{n}" for n in (2, 4, 5)]}
+    # Each line named by the file with the bad bytes (the report: both files of the pair).
+    en, de = (str(tmp_path / "raw" / f"c.de-en.{side}") for side in ("en", "de"))
+    assert stats["examples"] == {"invalid_utf8": [f"{en}:2", f"{de}:4", f"{en}:5"]}
     assert kept == [BASE[0], BASE[2], BASE[4]]
-    assert f"{origin} line 2 is not valid UTF-8" in caplog.text
+    assert f"{en} line 2 is not valid UTF-8; skipped" in caplog.messages
+    assert f"{de} line 4 is not valid UTF-8; skipped" in caplog.messages
 
 
 def test_empty_after_control_characters_are_replaced(tmp_path: Path) -> None:
@@ -161,8 +163,9 @@ def test_too_short_counts_characters_in_unspaced_scripts(tmp_path: Path) -> None
     stats, kept = _run(tmp_path / "zh", [*zh, short], lang="zh")
     assert _dropped(stats) == {"too_short": 1}
     assert kept == zh
-    # The same text counted as a spaced language is one word a side: all too short.
-    with pytest.raises(CorpusError, match="no pair survived"):
+    # The same text counted as a spaced language is one word a side: all too short, which
+    # the message says to loosen.
+    with pytest.raises(CorpusError, match=r"no pair survived .* Lower corpus.clean.min_tokens"):
         _run(tmp_path / "de", [*zh, short], lang="de")
 
 
@@ -335,6 +338,16 @@ def test_a_corpus_with_no_survivor_names_the_language_and_files(tmp_path: Path) 
     assert list(out.parent.iterdir()) == []  # neither the output nor the first pass
 
 
+def test_a_corpus_without_a_line_is_not_told_to_loosen_the_filters(tmp_path: Path) -> None:
+    """The report: two empty files, and the advice to loosen `min_tokens`."""
+    with pytest.raises(CorpusError) as err:
+        clean([_moses(tmp_path / "raw", "l10n", [], lang="fr")], "fr", tmp_path / "out.parquet")
+    assert str(err.value).endswith(
+        "The files hold no line: copy or download them again, or remove the language from "
+        "`languages`."
+    )
+
+
 def test_the_first_pass_file_never_remains(tmp_path: Path) -> None:
     out = tmp_path / "out" / "clean.parquet"
     clean([_moses(tmp_path / "raw", "c", BASE)], "de", out)
@@ -440,7 +453,7 @@ def test_every_kind_of_line_in_one_file(tmp_path: Path, batch_size: int) -> None
     }
     origin = f"{en_path} + {xx_path}"
     assert stats["examples"] == {  # 1-based line numbers, filters in the order first met
-        "invalid_utf8": [f"{origin}:2", f"{origin}:3"],
+        "invalid_utf8": [f"{en_path}:2", f"{xx_path}:3"],  # the file with the bad bytes
         "empty": [f"{origin}:5", f"{origin}:6"],
         "url_or_email": [f"{origin}:{n}" for n in (7, 8, 9)],
         "too_short": [f"{origin}:10", f"{origin}:11"],

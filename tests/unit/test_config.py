@@ -1,3 +1,4 @@
+import gzip
 import shutil
 from pathlib import Path
 
@@ -149,6 +150,11 @@ def test_a_bad_pooling_or_prefix_names_its_key(model, key):
         ({"trian": {}}, "`trian` (did you mean `train`?)"),
         ({"corpus": {"max_pairs": 0}}, "`corpus.max_pairs`"),
         ({"corpus": {"source": "ftp"}}, "`corpus.source`"),
+        (  # a choice misspelt: the closest one, as Snakemake's command line offers it
+            {"runs": {"tr": {"method": "wacs", "model": "xlmr"}}},
+            "config key `runs.tr.method`: 'wacs' (did you mean `wacse`?) is not one of ['tr', ",
+        ),
+        ({"corpus": {"source": "loca"}}, "'loca' (did you mean `local`?) is not one of"),
         (
             {"languages": ["kk", "xx"]},
             "config key `languages`: unknown language code or group 'xx'",
@@ -734,6 +740,23 @@ def test_local_corpus_with_one_side_only(tmp_path):
     with pytest.raises(ConfigError) as info:
         check_paths(_local(tmp_path, ["kk"]), ROOT)
     assert "l10n.en-kk.en[.gz] is missing; each corpus needs both sides" in str(info.value)
+
+
+def test_local_corpus_files_without_text_are_named_before_any_job(tmp_path):
+    """The report: fr's two empty files stopped its `sample` job after four others, saying to
+    loosen `min_tokens`. A gzip of nothing is empty too."""
+    _moses(tmp_path, "l10n.de-en.de", "l10n.de-en.en", "l10n.en-kk.kk")
+    for name in ("l10n.en-fr.en", "l10n.en-fr.fr"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "l10n.en-kk.en.gz").write_bytes(gzip.compress(b""))
+    with pytest.raises(ConfigError) as info:
+        check_paths(_local(tmp_path, ["de", "fr", "kk"]), ROOT)
+    assert str(info.value) == (
+        f"config key `corpus.local.dir`: {tmp_path} holds empty corpus files, without a line to "
+        "clean (fr: l10n.en-fr.en, l10n.en-fr.fr; kk: l10n.en-kk.en.gz): copy their text there "
+        "again, or remove them (and a language left without a corpus from `languages`)"
+    )
+    check_paths(_local(tmp_path, ["de"]), ROOT)
 
 
 def test_local_corpus_dir_must_exist(tmp_path):

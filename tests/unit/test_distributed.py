@@ -1,9 +1,10 @@
 """Data parallelism for real: `xlsent train --processes 2` (two processes over gloo, started
 by the command itself, as the train rule runs it) trains what one process trains on the same
-global micro-batches, for TR, WACSE with micro-batch negatives and DAP; a preempted run
-resumes to the same bytes; two "nodes" meeting at a rendezvous train the same weights. And
-on GPUs, without one: each process binds its own GPU before CUDA is touched, and every
-collective and pinned copy goes where it should (CUDA faked)."""
+global micro-batches, for TR (also in micro-batches by length), WACSE with micro-batch
+negatives and DAP; a preempted run resumes to the same bytes; two "nodes" meeting at a
+rendezvous train the same weights. And on GPUs, without one: each process binds its own GPU
+before CUDA is touched, and every collective and pinned copy goes where it should (CUDA
+faked)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ METHODS = {
     # RTL's token mean is each process's micro-batch's (as on DAP's 8 GPUs): one process
     # averages the same chunks of 8.
     "dap": ({"method": "dap", "rtl_layers": 1}, 8),
+    # Micro-batches by length: each global micro-batch sorted, each process its share of it.
+    "tr-window": ({"method": "tr", "length_window": 4}, 16),
 }
 
 

@@ -1,11 +1,16 @@
 """The optimiser (xlsent.train.optim): the heads' own learning rate (`head_lr`) beside the
-encoder's, on one schedule, and no change where it is unset."""
+encoder's, on one schedule, and no change where it is unset; the fused AdamW kernel on CUDA,
+the same AdamW to rounding, and PyTorch's default on a CPU."""
 
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
 import torch
 from support import scratch_objectives, tiny_shape
 
 from xlsent.train import optim
+from xlsent.train.data import load_pairs
 from xlsent.train.objectives import Objectives
 
 
@@ -69,3 +74,52 @@ def test_one_step_moves_the_encoder_by_lr_and_the_heads_by_head_lr(small_tokeniz
     for p in params:
         expected = 5e-3 if id(p) in head_ids else 5e-5
         assert moved[id(p)] == pytest.approx(expected, rel=1e-3)
+
+
+def _tr_gradients(objective: Objectives, pairs) -> None:
+    """A TR loss's gradients on a real micro-batch of 16 pairs (eval mode: no dropout)."""
+    objective.eval()
+    objective.zero_grad(set_to_none=True)
+    objective(objective.collator(pairs, np.arange(16)))[0].backward()
+
+
+def test_fused_adamw_steps_as_the_default_to_rounding(small_tokenizer, small_subwords):
+    """The fused kernel (the choice on CUDA) against PyTorch's default (a CPU's): three steps
+    on the same gradients leave the same weights to fp32 rounding. On a CPU, where both run."""
+    pairs = load_pairs({lang: p["train"] for lang, p in small_subwords.items()}, 16)
+    settings = {"lr": 1e-3, "weight_decay": 0.01}
+    default = scratch_objectives(small_tokenizer, tiny_shape(), method="tr", **settings)
+    fused = scratch_objectives(small_tokenizer, tiny_shape(), method="tr", **settings)
+    start = {name: p.detach().clone() for name, p in default.named_parameters()}
+    plain_optimizer, _ = optim.adamw(default, default.settings)
+    groups = optim.parameter_groups(fused, 0.01)
+    fused_optimizer = torch.optim.AdamW(groups, lr=1e-3, eps=1e-8, fused=True)
+    for _ in range(3):
+        _tr_gradients(default, pairs)
+        for theirs, ours in zip(default.parameters(), fused.parameters(), strict=True):
+            ours.grad = None if theirs.grad is None else theirs.grad.clone()
+        plain_optimizer.step()
+        fused_optimizer.step()
+    moved = 0
+    for (name, theirs), ours in zip(default.named_parameters(), fused.parameters(), strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-7, msg=name)
+        moved += not torch.equal(theirs, start[name])
+    assert moved > 10  # the steps moved the weights that the comparison covers
+
+
+def test_adamw_is_fused_on_cuda_and_pytorchs_default_elsewhere(small_tokenizer):
+    """`fused` for parameters all on CUDA; PyTorch's default (None) on a CPU, or for a mix,
+    so that a CPU run steps as before. A checkpoint's optimizer state brings its own choice
+    back (`load_state_dict` restores each group's flags): a run resumed from a checkpoint of
+    the version before steps as that version did."""
+    cuda, cpu = SimpleNamespace(device=torch.device("cuda")), torch.zeros(1)
+    assert optim.fused([cuda, cuda]) is True
+    assert optim.fused([cuda, cpu]) is None
+    assert optim.fused([cpu]) is None
+    objective = scratch_objectives(small_tokenizer, tiny_shape(), method="tr")
+    optimizer, _ = optim.adamw(objective, objective.settings)
+    assert {group["fused"] for group in optimizer.param_groups} == {None}
+    assert {group["foreach"] for group in optimizer.param_groups} == {None}
+    fused = torch.optim.AdamW(optim.parameter_groups(objective, 0.01), fused=True)
+    optimizer.load_state_dict(fused.state_dict())
+    assert {group["fused"] for group in optimizer.param_groups} == {True}

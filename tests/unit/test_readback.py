@@ -181,17 +181,33 @@ def test_a_run_sets_aside_a_broken_input_it_does_not_rebuild_before_anything_els
         needrun=[tables, evals[rebuilt]],
         dependencies={"tables": list(evals.values())},
     )
-    said = recovery.set_aside_unreadable_inputs(dag)
+    argv = ["/venv/bin/snakemake", "-n", "results/tables/tatoeba.csv", "--configfile", "my.yaml"]
+    said = recovery.set_aside_unreadable_inputs(dag, tmp_path, argv)
+    command = (
+        "snakemake results/tables/tatoeba.csv --configfile my.yaml --forcerun "
+        f"{broken}"  # the user's command line, not a dry run
+    )
     assert said == [
         f"{broken} does not read back (Parquet magic bytes not found in footer): the file is "
         "truncated or corrupt, broken after the job that wrote it ended; moved it to "
         f"{broken}.unreadable.",
-        "Nothing was removed or run. Run the same command again: it remakes a file set aside "
-        "where a job needs it, and keeps the results computed from it before it broke.",
+        "Nothing was removed or run. The results computed from it are kept, and the same "
+        "command remakes it only where a job needs it again. To remake it now, and what was "
+        f"computed from it: {command}",
     ]
     assert not broken.exists() and Path(f"{broken}.unreadable").exists()
     assert good.exists() and rebuilt.exists() and table.exists()
-    assert recovery.set_aside_unreadable_inputs(dag) == []  # nothing broken is left
+    assert recovery.set_aside_unreadable_inputs(dag, tmp_path, argv) == []  # nothing is left
+    # Every run after names it while it is missing (the report: "Nothing to be done", and the
+    # file stayed missing), and forgets it once remade.
+    assert recovery.still_set_aside(tmp_path, argv) == [
+        f"{broken}, set aside as unreadable ({broken}.unreadable), is still missing; the "
+        "results computed from it are kept, and a run remakes it only where a job needs it "
+        f"again. To remake it now, and what was computed from it: {command}"
+    ]
+    _evaluation(broken)
+    assert recovery.still_set_aside(tmp_path, argv) == []
+    assert not (tmp_path / recovery.SET_ASIDE_RECORD).exists()
 
 
 def test_status_lists_an_output_that_does_not_read_back_with_the_command(tmp_path):

@@ -3,13 +3,22 @@ and why, read from the record beside `last.pt` (no torch)."""
 
 from __future__ import annotations
 
+import zipfile
+
 from xlsent.train.resume_notes import Note, remove_record, resume_note, write_record
 from xlsent.train.settings import TrainSettings, identity
+
+
+def _checkpoint(directory) -> None:
+    """A `last.pt` as torch writes one: a zip archive."""
+    with zipfile.ZipFile(directory / "last.pt", "w") as archive:
+        archive.writestr("archive/data.pkl", b"state")
 
 
 def test_the_same_settings_resume_at_the_checkpoints_step(tmp_path):
     settings = identity(TrainSettings(seed=1, lr=1e-3, wacse_weights=(0.8, 0.1, 0.1)))
     write_record(tmp_path, 500, settings, processes=2)
+    _checkpoint(tmp_path)
     assert resume_note(tmp_path, settings, 2) == Note(
         f"resumes its training at step 500 ({tmp_path}/last.pt)", starts_over=False
     )
@@ -20,11 +29,25 @@ def test_the_same_settings_resume_at_the_checkpoints_step(tmp_path):
 
 def test_other_settings_start_over_naming_each_change(tmp_path):
     write_record(tmp_path, 500, identity(TrainSettings(seed=1, lr=1e-3)), processes=1)
+    _checkpoint(tmp_path)
     changed = identity(TrainSettings(seed=1, lr=2e-3, head_lr=1e-2))
     assert resume_note(tmp_path, changed, 2) == Note(
         f"its checkpoint at step 500 ({tmp_path}/last.pt) was trained with other settings "
         "(lr: 0.001 → 0.002, head_lr: (none) → 0.01, processes: 1 → 2): the training starts "
         "over",
+        starts_over=True,
+    )
+
+
+def test_a_checkpoint_cut_short_is_said_so(tmp_path):
+    settings = identity(TrainSettings(seed=1))
+    write_record(tmp_path, 500, settings, processes=1)
+    _checkpoint(tmp_path)
+    data = (tmp_path / "last.pt").read_bytes()
+    (tmp_path / "last.pt").write_bytes(data[: len(data) // 2])
+    assert resume_note(tmp_path, settings, 1) == Note(
+        f"its checkpoint {tmp_path}/last.pt does not read back (cut short?): the training "
+        "resumes from the one before it if that loads, or starts over",
         starts_over=True,
     )
 
@@ -46,6 +69,7 @@ def test_status_says_it_for_the_planned_trainings(tmp_path):
     checkpoints = tmp_path / "results/checkpoints/tr/seed42"
     checkpoints.mkdir(parents=True)
     write_record(checkpoints, 40, identity(TrainSettings(seed=42, lr=1e-3)), processes=1)
+    _checkpoint(checkpoints)
     before = '{"seed": 42, "lr": 0.001, "gpus": 0}'
     now = '{"init": "scratch"}\', \'{"seed": 42, "lr": 0.002, "gpus": 2}'
     dry_run = (

@@ -49,6 +49,22 @@ def test_known_gpus_are_matched_on_their_cuda_names(name, bf16, fp32):
     assert (gpu.bf16, gpu.fp32) == (bf16, fp32)
 
 
+@pytest.mark.parametrize(
+    ("name", "tf32"),
+    [  # the datasheets' dense TF32 figures (half their "with sparsity" ones)
+        ("NVIDIA H100 80GB HBM3", 494.5),
+        ("NVIDIA A100-SXM4-80GB", 156.0),
+        ("NVIDIA L40S", 183.0),
+        ("NVIDIA L4", 60.0),
+        ("NVIDIA A10", 62.5),
+        ("Tesla V100-SXM2-32GB", None),  # no TF32 tensor cores
+    ],
+)
+def test_the_tf32_peak_is_the_datasheets(name, tf32):
+    """`precision: tf32`'s MFU divides by the TF32 tensor-core peak, not fp32's."""
+    assert known_gpu(name).tf32 == (None if tf32 is None else pytest.approx(tf32, rel=0.02))
+
+
 def test_a_gpu_not_in_the_table_and_a_cpu_have_no_peak_unless_one_is_given():
     assert known_gpu("NVIDIA A10G") is None  # not the A10: AWS's clocks
     assert known_gpu("AMD Instinct MI300X") is None

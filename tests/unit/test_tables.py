@@ -1,4 +1,5 @@
 import json
+import os
 
 import polars as pl
 import pytest
@@ -317,3 +318,45 @@ def test_the_cost_table_sums_each_stage_and_run(tmp_path):
         (7000 + 3500 + 2 * 1200) / 60,
         110 / 60 * 2,
     )
+
+
+def test_a_training_whose_benchmark_file_is_missing_or_older_counts_the_trainers_record(
+    tmp_path,
+):
+    """The report: Snakemake killed (`kill -9`) while seed 42 trained, `snakemake --unlock`,
+    a rerun refused beside the orphaned trainer, and the next run adopted the orphan's model:
+    Snakemake wrote no benchmark file for it, and the cost table had no train row. The
+    trainer's record at its export (`attempts.json`: every job, and when) stands in for it,
+    also where a benchmark file of an earlier training of the run is older than the record."""
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for name, wall in (("clean/kk.tsv", 60.0), ("train/tr/seed0.tsv", 1800.0)):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + f"{wall}\t0:00:00\t100.0\t0\t0\t0\t0\t0\t0\t{wall}\n")
+    jobs = [{"seconds": 600.0, "cpu_seconds": 1000.0}, {"seconds": 300.0, "cpu_seconds": 500.0}]
+    trained = {"train/tr/seed42": (jobs, (tmp_path / "clean/kk.tsv").stat().st_mtime)}
+    rows = cost_table(tmp_path, {"train/tr": 1}, None, None, trained).filter(
+        pl.col("stage") == "train"
+    )
+    # seed 0's benchmark file (1800 s), and seed 42's two jobs of its record.
+    assert rows.select("jobs", "attempts", "wall_min", "cpu_min", "gpu_h").row(0) == (
+        2,
+        3,
+        (1800 + 900) / 60,
+        (1800 + 1500) / 60,
+        (1800 + 900) / 3600,
+    )
+    assert rows["peak_rss_gb"].item() == pytest.approx(100 / 1024)  # seed 0's: known
+    # A benchmark file older than the record is an earlier training's: the record counts.
+    stale = tmp_path / "train/tr/seed42.tsv"
+    stale.write_text(header + "5.0\t0:00:00\t100.0\t0\t0\t0\t0\t0\t0\t5.0\n")
+    recorded = stale.stat().st_mtime
+    os.utime(stale, (recorded - 60, recorded - 60))
+    trained = {"train/tr/seed42": (jobs, recorded)}
+    row = cost_table(tmp_path, {}, None, None, trained).filter(pl.col("stage") == "train")
+    assert row.select("attempts", "wall_min").row(0) == (3, (1800 + 900) / 60)
+    # One written after the record is the exporting job's own: it counts, with the earlier.
+    os.utime(stale, (recorded + 60, recorded + 60))
+    earlier = {"train/tr/seed42": jobs[:1]}
+    row = cost_table(tmp_path, {}, earlier, None, trained).filter(pl.col("stage") == "train")
+    assert row.select("attempts", "wall_min").row(0) == (3, (1800 + 600 + 5) / 60)

@@ -112,9 +112,11 @@ def _wait_for_checkpoint(proc: subprocess.Popen, path: Path, timeout: float = 12
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_killed_training_resumes_exactly(small_subwords, small_tokenizer, tmp_path, sig):
-    """A run killed mid-way and restarted ends with the same weights as an uninterrupted one."""
+    """A run killed mid-way and restarted ends with the same weights as an uninterrupted one.
+    SIGINT (Ctrl-C) stops it as SIGTERM does: the report had a bare KeyboardInterrupt, the
+    steps since the last checkpoint lost."""
     torch.set_num_threads(1)
     straight = _trainer(small_subwords, small_tokenizer, tmp_path / "straight")
     straight.run()
@@ -127,9 +129,14 @@ def test_killed_training_resumes_exactly(small_subwords, small_tokenizer, tmp_pa
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode != 0, "the job must not look finished"
     assert not (tmp_path / "model").exists()
-    if sig == signal.SIGTERM:
-        assert "stopped by a signal" in stderr  # it saved its state on the way out
     stopped_at = torch.load(checkpoints / "last.pt", weights_only=False)["step"]
+    if sig != signal.SIGKILL:  # it saved its state on the way out, and says so
+        assert f"{sig.name}: saving a checkpoint after this step, then stopping" in stderr
+        assert stderr.rstrip().endswith(
+            f"stopped by a signal at step {stopped_at}: the same command resumes the training "
+            f"at step {stopped_at} ({checkpoints}/last.pt)"
+        )
+        assert "KeyboardInterrupt" not in stderr
     assert 0 < stopped_at < SETTINGS["max_steps"]
 
     resumed = _trainer(small_subwords, small_tokenizer, checkpoints)
@@ -277,7 +284,7 @@ def test_a_checkpoint_written_before_identities_is_resumed(
     first.run()
     state = torch.load(tmp_path / "last.pt", weights_only=False)
     fields = dataclasses.asdict(first.settings)
-    del fields["peak_tflops"], fields["tensorboard"]
+    del fields["peak_tflops"], fields["tensorboard"], fields["compile"], fields["length_window"]
     inputs = [*first_inputs(small_subwords)]
     files = {str(p): sha256_file(p) for p in inputs}
     files |= {str(p): sha256_file(p) for p in small_tokenizer.rglob("*") if p.is_file()}
@@ -511,6 +518,10 @@ def test_a_truncated_checkpoint_is_set_aside_and_training_resumes_from_the_one_b
     assert (checkpoints / "last.pt.unreadable").read_bytes() == data[: len(data) // 2]
     resumed.run()
     assert _same_weights(resumed, straight) and resumed.best == straight.best
+    # The killed job's time to step 12 is counted, though the checkpoint that held it broke
+    # (the report: the cost table lost it).
+    earlier = json.loads((checkpoints / "earlier_attempts.json").read_text())
+    assert [attempt["steps"] for attempt in earlier] == [[0, 12]]
 
 
 def test_with_no_checkpoint_that_loads_training_starts_over_and_says_so(
@@ -534,6 +545,8 @@ def test_with_no_checkpoint_that_loads_training_starts_over_and_says_so(
     straight = _trainer(small_subwords, small_tokenizer, tmp_path / "straight")
     straight.run()
     assert _same_weights(resumed, straight)
+    earlier = json.loads((checkpoints / "earlier_attempts.json").read_text())
+    assert [attempt["steps"] for attempt in earlier] == [[0, 12]]  # lost work, spent time
 
 
 def test_the_export_keeps_the_last_checkpoint_and_its_best_weights_only(
@@ -564,3 +577,10 @@ def test_each_jobs_time_is_kept_in_the_checkpoint_and_the_earlier_ones_recorded(
     assert json.loads((tmp_path / "earlier_attempts.json").read_text()) == first
     final = torch.load(tmp_path / "last.pt", weights_only=False)["attempts"]
     assert final[0] == first[0] and final[1]["steps"] == [12, 24]
+    # The export records every job to its end, beside the checkpoint: the cost table's row
+    # when Snakemake wrote no benchmark file for the exporting job.
+    resumed.export(tmp_path / "model", {})
+    record = json.loads((tmp_path / "attempts.json").read_text())
+    assert (record["exported"], record["step"]) == (True, 24)
+    assert record["attempts"][0] == first[0] and record["attempts"][1]["steps"] == [12, 24]
+    assert record["attempts"][1]["seconds"] >= final[1]["seconds"]

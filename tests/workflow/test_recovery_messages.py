@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -138,21 +139,40 @@ def test_a_truncated_evaluation_file_is_set_aside_and_the_table_kept(workdir):
     table = (workdir / TARGETS[0]).read_bytes()
     truncate(workdir / EVALUATION)
     out = console(run(workdir, should_fail=True))
+    # The user's own command, with the option that remakes the file (their --snakefile and
+    # --directory are the test's).
+    command = shlex.join(
+        [
+            "snakemake",
+            *snakemake_command(workdir, *TARGETS, "--cores", "2")[3:],
+            *("--configfile", str(workdir / "config.yaml"), "--forcerun", EVALUATION),
+        ]
+    )
     assert (
         f"{EVALUATION} does not read back (Parquet magic bytes not found in footer): the file "
         f"is truncated or corrupt, broken after the job that wrote it ended; moved it to "
-        f"{EVALUATION}.unreadable.\nNothing was removed or run. Run the same command again: it "
-        "remakes a file set aside where a job needs it, and keeps the results computed from it "
-        "before it broke."
+        f"{EVALUATION}.unreadable.\nNothing was removed or run. The results computed from it "
+        "are kept, and the same command remakes it only where a job needs it again. To remake "
+        f"it now, and what was computed from it: {command}\n"
     ) in out
     assert "Traceback" not in out
     assert (workdir / TARGETS[0]).read_bytes() == table
-    assert "Nothing to be done" in run(workdir, "--dry-run").stdout  # the same command goes on
+    # The report: the same command answered "Nothing to be done", the file stayed missing.
+    # It still has nothing to do, and says so, with the command that remakes the file.
+    again = run(workdir, "--dry-run")
+    assert "Nothing to be done" in again.stdout
+    assert (
+        f"{EVALUATION}, set aside as unreadable ({EVALUATION}.unreadable), is still missing; the "
+        "results computed from it are kept, and a run remakes it only where a job needs it "
+        f"again. To remake it now, and what was computed from it: {command}\n"
+    ) in console(again)
     # The status names what the table was computed from, and the command that remakes it.
     status = xlsent_status(workdir)
     assert f"  {TARGETS[0]} (from {EVALUATION})" in status
     assert f"snakemake --forcerun {TARGETS[0]}" in status
-    run(workdir, "--forcerun", EVALUATION)
+    # The command as printed remakes it, and the table from it.
+    subprocess.run([sys.executable, "-m", *shlex.split(command)], env=snakemake_env(), check=True)
+    assert (workdir / EVALUATION).exists()
     assert (workdir / TARGETS[0]).read_bytes() == table
 
 
@@ -303,6 +323,189 @@ def test_a_job_refused_beside_an_orphaned_trainer_keeps_its_log(workdir):
     assert "is being written by" in lines[-2]
 
 
+# -- a training that could not resume: a broken checkpoint, Ctrl-C -------------------------
+
+
+def test_a_checkpoint_that_no_longer_loads_is_named_at_the_end_of_the_run(workdir):
+    """The report: a training's last.pt cut short by a copy; its job's log said "training
+    starts over at step 0", the console nothing, and the cost table lost the time of the job
+    before. Here the finished run's model is deleted, and the job that makes it again finds
+    its checkpoint broken."""
+    model = "results/models/tr/seed42"
+    shutil.rmtree(workdir / model)
+    checkpoints = workdir / "results/checkpoints/tr/seed42"
+    truncate(checkpoints / "last.pt")  # the export left it alone
+    configfile = str(workdir / "config.yaml")
+    out = console(snakemake(workdir, model, "--cores", "2", "--configfile", configfile))
+    assert (
+        "Trainings that could not resume from their latest checkpoint:\n"
+        f"  {TRAIN_LOG}: results/checkpoints/tr/seed42/last.pt did not load (PytorchStreamReader "
+        "failed reading zip archive: failed finding central directory), nor any checkpoint "
+        "before it: the training started over at step 0; the cost table counts the time of the "
+        "jobs before\n"
+    ) in out
+    earlier = json.loads((checkpoints / "earlier_attempts.json").read_text())
+    assert [attempt["steps"] for attempt in earlier] == [[0, 8]]
+
+
+def test_ctrl_c_of_a_training_saves_it_and_says_where_the_same_command_resumes(workdir):
+    """The report: Ctrl-C left a bare KeyboardInterrupt traceback as the failed job's excerpt,
+    no word of what a rerun does, and the steps since the last checkpoint lost (SIGTERM saves
+    them). Ctrl-C in a terminal is SIGINT to its foreground process group: Snakemake and its
+    jobs."""
+    write_config(workdir / "config.yaml", tiny_config(max_steps=100_000))
+    shutil.rmtree(workdir / "results/checkpoints")
+    configfile = str(workdir / "config.yaml")
+    proc = subprocess.Popen(
+        snakemake_command(workdir, *TARGETS, "--cores", "2", "--configfile", configfile),
+        env=snakemake_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_until(lambda: (workdir / "results/checkpoints/tr/seed42/last.pt").exists())
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode != 0
+    step = json.loads((workdir / "results/checkpoints/tr/seed42/last.json").read_text())["step"]
+    said = out.split("The failed jobs' logs say:\n")[1]
+    assert said.startswith(f"{TRAIN_LOG}:\n")
+    assert "SIGINT: saving a checkpoint after this step, then stopping\n" in said
+    assert (
+        f"    stopped by a signal at step {step}: the same command resumes the training at step "
+        f"{step} (results/checkpoints/tr/seed42/last.pt)\n"
+    ) in said
+    assert "KeyboardInterrupt" not in out
+
+
+# -- a run of other config files (a forgotten --configfile) -------------------------------
+
+
+def other_config(workdir: Path) -> Path:
+    """Another config file in the run's directory: an evaluation setting changed, so that a
+    run of it rebuilds the evaluations and tables, removing them as it starts."""
+    config = tiny_config()
+    config["evaluate"]["batch_size"] = 32
+    return write_config(workdir / "other.yaml", config)
+
+
+def test_a_run_of_other_config_files_removes_nothing_and_names_both(workdir):
+    """The report: the same command without its --configfile ran the paper config, whose
+    start removed 25 outputs of the finished tree (trained models among them) before it
+    failed on the network, and nothing said "another config"."""
+    before = results(workdir)
+    other = other_config(workdir)
+    args = [*TARGETS, "--cores", "2"]
+    out = console(snakemake(workdir, *args, "--configfile", str(other), should_fail=True))
+    assert re.search(
+        r"This run would remove \d+ results that it rebuilds, made with other config files: "
+        r"this directory's last run had config\.yaml, this run has other\.yaml\. Nothing was "
+        r"removed or run\.\n",
+        out,
+    ), out
+    ours = ["snakemake", *snakemake_command(workdir, *args)[3:]]
+    assert (
+        "To go on with those results, give their config files: "
+        f"{shlex.join([*ours, '--configfile', str(workdir / 'config.yaml')])}\n"
+        "To rebuild them with this run's config files instead, run the same command with "
+        "XLSENT_ALLOW_REMOVAL=1 in front: XLSENT_ALLOW_REMOVAL=1 "
+        f"{shlex.join([*ours, '--configfile', str(other)])}\n"
+    ) in out
+    assert results(workdir) == before
+
+
+def test_a_run_of_other_config_files_goes_on_with_the_variable_set(workdir):
+    """The documented way on: XLSENT_ALLOW_REMOVAL=1 in front of the command. Its config
+    files are then those of the directory's results, and the first one's run is refused in
+    turn."""
+    other = other_config(workdir)
+    args = (EVALUATION, "--cores", "2", "--configfile", str(other))  # encode and evaluate
+    out = console(snakemake(workdir, *args, env=snakemake_env(XLSENT_ALLOW_REMOVAL="1")))
+    assert f"Removed 1 outputs that this run rebuilds from changed inputs: {EVALUATION}" in out
+    assert "this directory's last run had other.yaml, this run has config.yaml" in console(
+        run(workdir, should_fail=True)
+    )
+
+
+def test_a_trained_model_is_not_removed_where_the_config_files_are_unknown(workdir):
+    """A directory with no record of its config files (results of a version before the
+    record): a run that would remove a trained model stops first. Under the config files of
+    the record it goes on, as a changed setting retrains what depends on it: the everyday
+    case, which test_kill_anywhere.py (a changed corpus, and TR's steps) and test_staleness.py
+    (a new corpus file) run."""
+    config = tiny_config()
+    config["models"]["tiny"]["vocab_size"] = 380  # the tokenizer, and all that follows it
+    write_config(workdir / "config.yaml", config)
+    (workdir / ".snakemake/xlsent-configfiles.json").unlink()
+    model = "results/models/tr/seed42"
+    args = (model, "--cores", "2", "--configfile", str(workdir / "config.yaml"))
+    out = console(snakemake(workdir, *args, should_fail=True))
+    assert re.search(
+        r"This run would remove \d+ results that it rebuilds, among them 1 trained model "
+        r"\(results/models/tr/seed42\), and this directory has no record of the config files "
+        r"they were made with \(an xlsent before this check made them\); this run's are "
+        r"config\.yaml\. Nothing was removed or run\.\nIf those made them, run the same command "
+        r"with XLSENT_ALLOW_REMOVAL=1 in front: XLSENT_ALLOW_REMOVAL=1 snakemake ",
+        out,
+    ), out
+    assert (workdir / model / "model.safetensors").exists()
+
+
+# -- bad bytes and empty files in a local corpus -------------------------------------------
+
+
+def local_config(tmp_path: Path, corpora: dict[str, list[bytes]], langs: list[str]) -> Path:
+    """The tiny config on a local corpus in `tmp_path/corpus` (`corpora`: file name → lines)."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, lines in corpora.items():
+        (corpus / name).write_bytes(b"".join(line + b"\n" for line in lines))
+    config = tiny_config()
+    config["languages"] = langs
+    del config["corpus"]["demo"]
+    config["corpus"].update(source="local", local={"dir": "corpus"})
+    return write_config(tmp_path / "config.yaml", config)
+
+
+KK_PAIRS = {
+    "l10n.en-kk.en": [f"This is sentence number {i} of the corpus.".encode() for i in range(60)],
+    "l10n.en-kk.kk": [f"Бұл корпустың {i} нөмірлі сөйлемі.".encode() for i in range(60)],
+}
+
+
+def test_an_empty_corpus_file_is_named_before_any_job(tmp_path):
+    """The report: fr's two empty files were refused only after four other jobs, by a
+    `sample` job that said to loosen `min_tokens`."""
+    local_config(tmp_path, {**KK_PAIRS, "l10n.en-fr.en": [], "l10n.en-fr.fr": []}, ["kk", "fr"])
+    out = console(run(tmp_path, "--dry-run", should_fail=True))
+    assert (
+        "config key `corpus.local.dir`: corpus holds empty corpus files, without a line to clean "
+        "(fr: l10n.en-fr.en, l10n.en-fr.fr): copy their text there again, or remove them (and a "
+        "language left without a corpus from `languages`)"
+    ) in out
+    assert "Job stats" not in out
+
+
+def test_lines_that_are_not_utf8_are_counted_at_the_end_of_the_run_by_their_file(tmp_path):
+    """The report: five lines with invalid UTF-8 dropped, counted in the job's log and in
+    clean_stats.json, but the console said nothing, and the warning named both files of the
+    pair."""
+    kk = list(KK_PAIRS["l10n.en-kk.kk"])
+    kk[2], kk[6] = b"\xff" + kk[2], kk[6][:-3] + b"\xc3"  # a stray byte, a cut sequence
+    configfile = local_config(tmp_path, {**KK_PAIRS, "l10n.en-kk.kk": kk}, ["kk"])
+    target = "results/corpus/kk/clean.parquet"
+    out = console(snakemake(tmp_path, target, "--cores", "2", "--configfile", str(configfile)))
+    assert (
+        "Pairs each language's cleaning dropped (its clean_stats.json):\n"
+        "  kk: kept 58 of 60 pairs; dropped 2 not valid UTF-8 (corpus/l10n.en-kk.kk line 3, 7)\n"
+    ) in out
+
+
 # -- a killed Snakemake that a script started ------------------------------------------
 
 
@@ -377,6 +580,10 @@ def _wait_until(condition, timeout: float = 300) -> None:
             ("  lr: 0.002\n", "  lr: 2e-3\n"),
             "config key `train.lr`: '2e-3' is not of type 'number': YAML reads `2e-3` as text "
             "(its floats need a dot and a signed exponent): write `2.0e-3`",
+        ),
+        (  # the report: the list of methods, and no word of which was meant
+            ("method: tr\n", "method: wacs\n"),
+            "config key `runs.tr.method`: 'wacs' (did you mean `wacse`?) is not one of ['tr', ",
         ),
         (  # the report: the refusal's bound was one the job then lowered (k = 4 of 3)
             (

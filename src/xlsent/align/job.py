@@ -1,16 +1,22 @@
-"""One alignment job: a shard of a language's training pairs through the configured aligner."""
+"""One alignment job: a shard of a language's training pairs through the configured aligner
+(a neural one block by block, resuming after a kill: `xlsent.align.blocks`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
 
-from xlsent.align.links import PairAlignment, SentencePair
-from xlsent.align.shards import read_pairs, shard_count, write_shard
+import pyarrow as pa
+
+from xlsent.align.blocks import BLOCK_CHUNKS, Blocks, fingerprint
+from xlsent.align.links import SentencePair
+from xlsent.align.shards import read_pairs, shard_count, shard_rows, write_shard
 from xlsent.align.statistical import EflomalAligner, EflomalConfig
 from xlsent.config.runs import settings_object
+from xlsent.faults import kill_point
 
 if TYPE_CHECKING:  # the neural aligners' modules import torch: only when they run
     from xlsent.align.simalign import SimAlignConfig
@@ -58,35 +64,6 @@ def aligner_config(method: str, settings: dict) -> AlignerConfig:
     return settings_object(cls, settings, f"align.{method}")
 
 
-def align(
-    method: str,
-    cfg: AlignerConfig,
-    pairs: list[SentencePair],
-    index: int,
-    model_dir: Path | None = None,
-    extra: list[SentencePair] | None = None,
-    binary: Path | None = None,
-) -> list[PairAlignment]:
-    """The aligner's answers for shard `index`'s pairs; `model_dir` is WSPAlign's checkpoint
-    or SimAlign's encoder, `binary` eflomal's build (None: the checkout's, compiled on first
-    use)."""
-    if method == "wspalign":
-        from xlsent.align.wspalign import WSPAligner
-
-        return WSPAligner.load(model_dir, cfg).align(pairs)
-    if method == "simalign":
-        from xlsent.align.simalign import SimAligner
-
-        return SimAligner.load(model_dir, cfg).align(pairs)
-    aligner = EflomalAligner(
-        symmetrize=cfg.symmetrize,
-        max_words=cfg.max_words,
-        seed=shard_seed(cfg.seed, index),
-        binary=binary,
-    )
-    return aligner.align(pairs, extra=extra or [])
-
-
 def run(
     method: str,
     settings: dict,
@@ -99,15 +76,77 @@ def run(
     model_dir: Path | None = None,
     binary: Path | None = None,
 ) -> dict:
-    """Align shard `index` of a language with `total` training pairs; write it; return stats."""
+    """Align shard `index` of a language with `total` training pairs; write it; return stats.
+
+    `model_dir` is WSPAlign's checkpoint or SimAlign's encoder, `binary` eflomal's build
+    (None: the checkout's, compiled on first use)."""
     cfg = aligner_config(method, settings)
     ids, pairs = read_pairs(corpus, words, index, shard_size)
-    extra = []
-    if isinstance(cfg, EflomalConfig) and len(pairs) < cfg.min_estimation_pairs:
-        extra = _estimation_pairs(
-            corpus, words, index, shard_size, total, cfg.min_estimation_pairs - len(pairs)
+    extra: list[SentencePair] = []
+    if isinstance(cfg, EflomalConfig):
+        if len(pairs) < cfg.min_estimation_pairs:
+            extra = _estimation_pairs(
+                corpus, words, index, shard_size, total, cfg.min_estimation_pairs - len(pairs)
+            )
+        log.info("shard %d: %d pairs (+%d for estimation)", index, len(pairs), len(extra))
+        aligner = EflomalAligner(
+            symmetrize=cfg.symmetrize,
+            max_words=cfg.max_words,
+            seed=shard_seed(cfg.seed, index),
+            binary=binary,
         )
-    log.info("shard %d: %d pairs (+%d for estimation)", index, len(pairs), len(extra))
-    aligned = align(method, cfg, pairs, index, model_dir, extra, binary) if pairs else []
-    stats = write_shard(out, ids, pairs, aligned)
+        aligned = aligner.align(pairs, extra=extra) if pairs else []
+        stats = write_shard(out, [shard_rows(ids, pairs, aligned)])
+    else:
+        inputs = {"corpus": corpus, "words": words, "model": model_dir}
+        stamp = fingerprint(method, dataclasses.asdict(cfg), index, shard_size, inputs)
+        blocks = Blocks(out, stamp)
+        stats = write_shard(out, _in_blocks(method, cfg, ids, pairs, index, model_dir, blocks))
+        blocks.remove()
     return {"shard": index, "estimation_pairs": len(extra), **stats}
+
+
+def _in_blocks(
+    method: str,
+    cfg: WSPAlignConfig | SimAlignConfig,
+    ids: list[int],
+    pairs: list[SentencePair],
+    index: int,
+    model_dir: Path | None,
+    blocks: Blocks,
+) -> list[tuple[pa.Table, dict]]:
+    """The shard's rows and counts block by block: those `blocks` holds from an earlier job,
+    the others aligned (the model loaded on the first of them) and kept there."""
+    size = BLOCK_CHUNKS * cfg.chunk_pairs
+    parts, aligner, resumed = [], None, 0
+    for block, start in enumerate(range(0, len(pairs), size)):
+        part = blocks.read(block)
+        if part is None:
+            if aligner is None:
+                aligner = _neural_aligner(method, cfg, model_dir)
+            run_ids, run_pairs = ids[start : start + size], pairs[start : start + size]
+            part = shard_rows(run_ids, run_pairs, aligner.align(run_pairs))
+            blocks.write(block, *part)
+            kill_point("align_shard.block")
+        else:
+            resumed += part[0].num_rows
+        parts.append(part)
+    log.info(
+        "shard %d: %d pairs in blocks of %d, %d of them aligned by an earlier job",
+        index,
+        len(pairs),
+        size,
+        resumed,
+    )
+    return parts or [shard_rows([], [], [])]
+
+
+def _neural_aligner(method: str, cfg: WSPAlignConfig | SimAlignConfig, model_dir: Path | None):
+    """WSPAlign from its checkpoint, or SimAlign over its encoder, in `model_dir`."""
+    if method == "wspalign":
+        from xlsent.align.wspalign import WSPAligner
+
+        return WSPAligner.load(model_dir, cfg)
+    from xlsent.align.simalign import SimAligner
+
+    return SimAligner.load(model_dir, cfg)

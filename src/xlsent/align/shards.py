@@ -87,10 +87,11 @@ def read_pairs(
     return ids, pairs
 
 
-def write_shard(
-    path: Path, ids: Sequence[int], pairs: Sequence[SentencePair], aligned: Sequence[PairAlignment]
-) -> dict:
-    """Write one shard (atomically); return its statistics."""
+def shard_rows(
+    ids: Sequence[int], pairs: Sequence[SentencePair], aligned: Sequence[PairAlignment]
+) -> tuple[pa.Table, dict]:
+    """Aligned pairs as a shard holds them, and their counts: `statuses` (each pair's, or
+    "aligned") and `links`."""
     statuses: Counter[str] = Counter(a.status or "aligned" for a in aligned)
     links = [
         [{"en": en, "xx": xx, "score": score} for (en, xx), score in sorted(a.links.items())]
@@ -105,12 +106,22 @@ def write_shard(
         },
         schema=SHARD_SCHEMA,
     )
+    return table, {"statuses": dict(statuses), "links": sum(len(a.links) for a in aligned)}
+
+
+def write_shard(path: Path, parts: Sequence[tuple[pa.Table, dict]]) -> dict:
+    """Write one shard (atomically) from its parts in order (`shard_rows`' tables and counts),
+    as one record batch: the same bytes whatever the parts; return its statistics."""
+    table = pa.concat_tables([rows for rows, _ in parts])
     with atomic_path(path) as tmp, pa.ipc.new_file(tmp, SHARD_SCHEMA) as writer:
-        writer.write_table(table)
+        writer.write_table(table.combine_chunks())
         kill_point("align_shard")
-    n_links = sum(len(a.links) for a in aligned)
+    statuses: Counter[str] = Counter()
+    for _, counts in parts:
+        statuses.update(counts["statuses"])
+    n_links = sum(counts["links"] for _, counts in parts)
     return {
-        "pairs": len(pairs),
+        "pairs": table.num_rows,
         "statuses": dict(sorted(statuses.items())),
         "links": n_links,
         "links_per_aligned_pair": round(n_links / max(1, statuses["aligned"]), 3),

@@ -73,6 +73,12 @@ class SimAlignConfig:
     max_subwords: int = 256
     device: str = "auto"
 
+    @property
+    def chunk_pairs(self) -> int:
+        """Pairs the aligner prepares and batches together: their batches depend on no other
+        pair, so aligning runs of a multiple of it gives what aligning all at once gives."""
+        return _CHUNK_FACTOR * self.batch_size
+
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; use one of {', '.join(METHODS)}")
@@ -254,7 +260,7 @@ class SimAligner:
         (a word not found in its sentence), "too_long" (a side of more than `max_subwords`
         subwords: never truncated)."""
         out: list[PairAlignment] = []
-        size = _CHUNK_FACTOR * self.cfg.batch_size
+        size = self.cfg.chunk_pairs
         with tqdm(total=len(pairs), desc="simalign", unit=" pairs", mininterval=10) as bar:
             for start in range(0, len(pairs), size):
                 chunk = pairs[start : start + size]

@@ -52,10 +52,11 @@ import torch
 from torch import nn
 
 from xlsent.align.links import COMBINATIONS, PairAlignment, ScoredLinks, SentencePair, combine
+from xlsent.tf32 import tf32_matmuls
 from xlsent.tokenize import word_offsets
 
 MARKER = " ¶ "
-PRECISIONS = ("bf16", "fp32")
+PRECISIONS = ("bf16", "fp32", "tf32")
 
 # Pairs per chunk, in units of batch_size: a pair gives about 2 × words questions, so a chunk
 # fills dozens of batches, enough for sorting by length to leave little padding.
@@ -80,7 +81,13 @@ class WSPAlignConfig:
     max_answer_tokens: int = 15
     max_words: int = 64
     device: str = "auto"  # auto: cuda if available
-    precision: str = "bf16"  # bfloat16 autocast on CUDA; fp32 everywhere else
+    precision: str = "bf16"  # bf16 autocast on CUDA, else fp32; tf32: TF32 matmuls on CUDA
+
+    @property
+    def chunk_pairs(self) -> int:
+        """Pairs the aligner prepares and batches together: their batches depend on no other
+        pair, so aligning runs of a multiple of it gives what aligning all at once gives."""
+        return _CHUNK_FACTOR * self.batch_size
 
     def __post_init__(self) -> None:
         if self.combine not in COMBINATIONS:
@@ -327,7 +334,7 @@ class WSPAligner:
         Tokenization (Rust, which releases the GIL) and padding of the next chunks overlap
         the model's work on the current one.
         """
-        size = _CHUNK_FACTOR * self.cfg.batch_size
+        size = self.cfg.chunk_pairs
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wspalign-prepare")
         try:
             futures = (
@@ -450,7 +457,10 @@ class WSPAligner:
     def _spans(self, batch: _Batch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Run the model on a batch; its best spans, still on the device."""
         inputs = {k: v.to(self.device, non_blocking=True) for k, v in batch.inputs.items()}
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self._bf16):
+        with (
+            tf32_matmuls(self.cfg.precision == "tf32"),
+            torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self._bf16),
+        ):
             out = self.model(**inputs)
         return decode_spans(
             out.start_logits,

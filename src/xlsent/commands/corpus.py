@@ -31,7 +31,8 @@ def _add_clean(sub: Subparsers) -> None:
         "--settings",
         required=True,
         help="JSON of corpus.clean's settings that the style reads (style, min_tokens; "
-        "max_length_ratio with style words), as xlsent.config.clean_settings gives them",
+        "max_length_ratio with style words; with style dap and a cap, corpus.per_source_cap "
+        "and corpus.seed), as xlsent.config.clean_settings gives them",
     )
     p.add_argument(
         "--tokenizer-dir",
@@ -66,12 +67,15 @@ def clean(args: argparse.Namespace) -> None:
     stats.update(source.stats())
     write_json(args.stats, stats)
     dropped = ", ".join(f"{k} {v}" for k, v in stats["dropped"].items() if v)
+    # Style dap with a per-source cap: the pairs the cap left untokenized (xlsent.corpus.capped).
+    beyond = f"; beyond the cap: {stats['beyond_cap']}" if "beyond_cap" in stats else ""
     log.info(
-        "%s: kept %d of %d pairs (dropped: %s)",
+        "%s: kept %d of %d pairs (dropped: %s%s)",
         args.lang,
         stats["kept"],
         stats["read"],
         dropped or "none",
+        beyond,
     )
 
 

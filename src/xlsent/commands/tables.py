@@ -418,6 +418,14 @@ def tables_cost(args: argparse.Namespace) -> None:
         f"train/{path.parent.parent.name}/{path.parent.name}": log_speed(path)
         for path in Path(args.checkpoints).glob("*/seed*/train_log.jsonl")
     }
-    table = cost.cost_table(args.benchmarks, gpus, earlier, speeds)
+    # Every job that trained it, recorded at its export: the row of a training whose last job
+    # left no benchmark file (xlsent.train.checkpoints).
+    trained = {}
+    for path in Path(args.checkpoints).glob("*/seed*/attempts.json"):
+        record = json.loads(path.read_text())
+        if record["exported"]:
+            job = f"train/{path.parent.parent.name}/{path.parent.name}"
+            trained[job] = (record["attempts"], path.stat().st_mtime)
+    table = cost.cost_table(args.benchmarks, gpus, earlier, speeds, trained)
     cost.write_cost_table(table, Path(args.out))
     log.info("wrote %s", args.out)

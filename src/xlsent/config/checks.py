@@ -307,6 +307,12 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
                 "train: remove it, or give the run a head (method mlm, tlm, tr-tlm or dap, wacse "
                 "with an AWP weight, or pooler: mlp)"
             )
+        if settings["length_window"] and spec["method"] == "mlm":
+            raise ConfigError(
+                f"config key `{key('length_window')}` sorts the pairs of run {run!r} into "
+                "micro-batches by length, but mlm draws sentences language by language: "
+                "remove it (0)"
+            )
         limit = max_positions(config, run)
         if limit is not None and settings["max_length"] > limit:
             raise ConfigError(

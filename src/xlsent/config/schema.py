@@ -45,11 +45,7 @@ def error_message(error: jsonschema.ValidationError, root: Sequence[str] = ()) -
         if allowed and unknown:
             parent = where
             prefix = "" if parent == "(top level)" else parent + "."
-            hints = []
-            for key in unknown:
-                close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f" (did you mean `{prefix}{close[0]}`?)" if close else ""
-                hints.append(f"`{prefix}{key}`{hint}")
+            hints = [f"`{prefix}{key}`{_did_you_mean(key, allowed, prefix)}" for key in unknown]
             return (
                 f"config key {', '.join(hints)} is not known; keys allowed under "
                 f"`{parent}`: {', '.join(allowed)}"
@@ -58,6 +54,12 @@ def error_message(error: jsonschema.ValidationError, root: Sequence[str] = ()) -
     about = f" ({description})" if description else ""
     if error.validator == "not" and description:  # jsonschema's own text repeats the schema
         return f"config key `{where}`: {description}"
+    if error.validator == "enum" and isinstance(error.instance, str):
+        # As Snakemake's own command line answers a misspelt option: the closest choice.
+        # First, before the choices and the key's description (jsonschema's words otherwise).
+        choices = error.validator_value
+        hint = _did_you_mean(error.instance, [str(choice) for choice in choices])
+        return f"config key `{where}`: {error.instance!r}{hint} is not one of {choices!r}{about}"
     needed = _members_needed(error)
     if needed:
         fix = _what_to_write(error, where)
@@ -69,6 +71,13 @@ def error_message(error: jsonschema.ValidationError, root: Sequence[str] = ()) -
             f"floats need a dot and a signed exponent): write `{number}`{about}"
         )
     return f"config key `{where}`: {error.message}{about}"
+
+
+def _did_you_mean(word: str, choices: Sequence[str], prefix: str = "") -> str:
+    """` (did you mean `{prefix}{choice}`?)` for the choice closest to a misspelt `word`
+    (difflib's, as Snakemake's command line finds one), or nothing when none is close."""
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f" (did you mean `{prefix}{close[0]}`?)" if close else ""
 
 
 def _members_needed(error: jsonschema.ValidationError) -> str | None:

@@ -3,7 +3,9 @@ rejects it, and counted (`FILTERS`, in order).
 
 `corpus.clean.style: dap` runs DAP's filters, as DAP's data/gen_sent_pair.py built its corpus
 (Li et al. 2023, arXiv:2305.09148): subword counts from a tokenizer, token overlap
-(`xlsent.corpus.dap_filters`), then `duplicate` below. `words` (the default) runs these:
+(`xlsent.corpus.dap_filters`), then `duplicate` below; with a `corpus.per_source_cap` it
+tokenizes only the pairs the cap needs (`xlsent.corpus.capped`). `words` (the default) runs
+these:
 
 1. `invalid_utf8`: either side is not valid UTF-8.
 2. `empty`: a side is empty once control characters are replaced and whitespace collapsed.
@@ -55,7 +57,7 @@ import logging
 import math
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,7 +90,7 @@ SENTENCES = ("en", "xx")  # its columns of text that seldom repeats (`io.Parquet
 # As polars exports text (large_string): no conversion on the way to the scratch file. The
 # source is not a column there but each record batch's metadata: a batch is from one bitext.
 _TEXT_SCHEMA = pa.schema([("en", pa.large_string()), ("xx", pa.large_string())])
-_EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
+EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,10 @@ class CleanConfig:
     max_length_ratio: float = 3.0  # style words
     style: str = "words"
     tokenizer: str | Path | None = None  # style dap: a directory holding its tokenizer.json
+    # Style dap: `corpus.per_source_cap` and `corpus.seed`, the cap drawn before the token
+    # filters (`xlsent.corpus.capped`); None: every pair is filtered, the cap is the sample's.
+    per_source_cap: int | None = None
+    seed: int = 0
     batch_size: int = 100_000
 
 
@@ -111,40 +117,66 @@ def clean(
     out_path: str | Path,
     cfg: CleanConfig = CleanConfig(),
 ) -> dict:
-    """Clean `bitexts` of English–`lang` into `out_path` (Parquet); return the statistics."""
+    """Clean `bitexts` of English–`lang` into `out_path` (Parquet); return the statistics.
+
+    Style dap with a `per_source_cap` tokenizes only what the cap needs: `xlsent.corpus.capped`.
+    """
+    if cfg.style == "dap" and cfg.per_source_cap is not None:
+        from xlsent.corpus import capped  # it builds on this module's helpers
+
+        return capped.clean(bitexts, lang, out_path, cfg)
     out_path = Path(out_path)
-    with _scratch(out_path) as scratch:
-        survivors = _Survivors(scratch)
+    with scratch(out_path) as directory:
+        survivors = _Survivors(directory)
         with survivors.writer(out_path) as write:
             stats = _first_pass(bitexts, lang, write, cfg)
         median = survivors.histogram.median(lambda: survivors.read(survivors.ratios))
         # DAP's length test is per pair (its tokens): the band then holds every pair.
         band = _Band(median, cfg.max_length_ratio if cfg.style == "words" else math.inf)
-        with _naming(out_path):
-            duplicates = _duplicates(survivors, band, scratch)
+        with naming(out_path):
+            duplicates = _duplicates(survivors, band, directory)
         if cfg.style == "words":
             stats["dropped"]["length_ratio"] = band.outside
         stats["dropped"]["duplicate"] = duplicates.count
         stats["median_length_ratio"] = None if median is None else round(math.exp(median), 4)
         stats["kept"] = survivors.histogram.count - band.outside - duplicates.count
-        if stats["kept"] == 0:
-            origins = ", ".join(s["origin"] for s in stats["sources"].values()) or "no source"
-            raise CorpusError(
-                f"{lang}: no pair survived cleaning (read {stats['read']} from {origins}; "
-                f"dropped {stats['dropped']}). Check that the files hold {lang}-English text, "
-                "loosen corpus.clean (e.g. min_tokens), or remove the language from `languages`."
-            )
+        check_kept(stats, lang)
         for name, count in _write_kept(survivors, band, duplicates, out_path).items():
             stats["sources"][name]["kept"] = count
     return stats
 
 
+def check_kept(stats: dict, lang: str) -> None:
+    """Stop, saying what to check, when no pair of `lang` survived cleaning: the fix of what
+    dropped most of them (`_FIXES`), of files without a line, or else a look at the files."""
+    if stats["kept"] == 0:
+        origins = ", ".join(s["origin"] for s in stats["sources"].values()) or "no source"
+        dropped = stats["dropped"]
+        if stats["read"] == 0:
+            fix = "The files hold no line: copy or download them again"
+        else:
+            fix = _FIXES.get(
+                max(dropped, key=dropped.get), f"Check that the files hold {lang}-English text"
+            )
+        raise CorpusError(
+            f"{lang}: no pair survived cleaning (read {stats['read']} from {origins}; "
+            f"dropped {dropped}). {fix}, or remove the language from `languages`."
+        )
+
+
+# What to change when one filter dropped most pairs of a language that kept none.
+_FIXES = {
+    "too_short": "Lower corpus.clean.min_tokens (the pairs are shorter)",
+    "invalid_utf8": "Convert the files to UTF-8 (iconv -f THEIR-ENCODING -t UTF-8)",
+}
+
+
 @contextlib.contextmanager
-def _scratch(out_path: Path) -> Iterator[Path]:
+def scratch(out_path: Path) -> Iterator[Path]:
     """A scratch directory beside `out_path` for the passes, removed at the end (and at the
     start, if a killed run left one)."""
     scratch = out_path.with_name(f".{out_path.name}.pass1")
-    with _naming(out_path):
+    with naming(out_path):
         out_path.parent.mkdir(parents=True, exist_ok=True)
         _remove(scratch)
         scratch.mkdir()
@@ -155,7 +187,7 @@ def _scratch(out_path: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def _naming(out_path: Path) -> Iterator[None]:
+def naming(out_path: Path) -> Iterator[None]:
     """Around writes to the scratch directory: a failure the user can fix (a full disk, a file
     size limit) names `out_path`, whose directory the scratch files are in."""
     try:
@@ -193,7 +225,7 @@ class _Survivors:
         """A function that appends a frame of (en, xx, hash, logratio) from a source; its
         failures name `out_path`."""
         with contextlib.ExitStack() as files:
-            with _naming(out_path):
+            with naming(out_path):
                 text = files.enter_context(pa.ipc.new_file(str(self.text), _TEXT_SCHEMA))
                 hashes = files.enter_context(open(self.hashes, "wb"))
                 ratios = files.enter_context(open(self.ratios, "wb"))
@@ -201,7 +233,7 @@ class _Survivors:
             def write(frame: pl.DataFrame, source: str) -> None:
                 logratio = frame["logratio"].to_numpy()
                 self.histogram.add(logratio)
-                with _naming(out_path):
+                with naming(out_path):
                     for batch in frame.select(SENTENCES).to_arrow().to_batches():
                         text.write_batch(batch, custom_metadata={"source": source})
                     frame["hash"].to_numpy().astype("<u8").tofile(hashes)
@@ -213,7 +245,7 @@ class _Survivors:
                 with contextlib.suppress(OSError):  # what failed first is the news
                     files.close()
                 raise
-            with _naming(out_path):
+            with naming(out_path):
                 files.close()
 
     def read(self, path: Path, count: int = CHUNK) -> Iterator[np.ndarray]:
@@ -251,7 +283,11 @@ def _first_pass(
                 batch = filter_pairs(en, xx)
                 changed += int(batch.changed.sum())
                 sources[bitext.corpus]["read"] += len(batch.reason)
-                _account(batch.reason, names, first, bitext.origin, dropped, examples)
+                utf8 = [
+                    (bitext.en_origin, pair_filters.fact(en, "utf8")),
+                    (bitext.xx_origin, pair_filters.fact(xx, "utf8")),
+                ]
+                account(batch.reason, names, first, bitext.origin, dropped, examples, utf8)
                 kept = np.flatnonzero(batch.reason == 0)
                 survivors = pl.DataFrame({"en": batch.en.gather(kept), "xx": batch.xx.gather(kept)})
                 write(
@@ -307,16 +343,19 @@ def _duplicates(survivors: _Survivors, band: _Band, scratch: Path) -> Duplicates
     return duplicates
 
 
-def _account(
+def account(
     reason: np.ndarray,
     names: tuple[str, ...],
     first: int,
     origin: str,
     dropped: dict,
     examples: dict[str, list[str]],
+    utf8: Sequence[tuple[str, np.ndarray]] = (),
 ) -> None:
     """Count a batch's dropped pairs per filter (`reason` indexes `names` from 1), and keep
-    the first locations of each."""
+    the first locations of each. `utf8`: each side's origin and which of its lines are valid
+    UTF-8 (the `utf8` line fact), so that a line dropped as not UTF-8 names the file with the
+    bad bytes, not both files of the pair (`origin`)."""
     counts = np.bincount(reason, minlength=len(names) + 1)
     # Filters in the order of their first drop, as a pair-by-pair loop would meet them.
     hits = sorted((int(np.argmax(reason == code)), code) for code in np.flatnonzero(counts[1:]) + 1)
@@ -324,11 +363,17 @@ def _account(
         name = names[code - 1]
         dropped[name] += int(counts[code])
         rows = np.flatnonzero(reason == code)
+
+        def located(row: int, name: str = name) -> str:
+            if name != "invalid_utf8":
+                return origin
+            return " + ".join(side for side, valid in utf8 if not valid[row]) or origin
+
         if name == "invalid_utf8":
             for row in rows:
-                log.warning("%s line %d is not valid UTF-8; skipped", origin, first + row)
+                log.warning("%s line %d is not valid UTF-8; skipped", located(row), first + row)
         seen = examples.setdefault(name, [])
-        seen.extend(f"{origin}:{first + row}" for row in rows[: _EXAMPLES - len(seen)])
+        seen.extend(f"{located(row)}:{first + row}" for row in rows[: EXAMPLES - len(seen)])
 
 
 class _Band:

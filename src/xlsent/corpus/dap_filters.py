@@ -28,6 +28,9 @@ Per pair:
 Tokens are `tokenizer.tokenize(text)` of a Hugging Face fast tokenizer (no special tokens,
 no truncation): here the `tokenizer.json` of `corpus.clean.tokenizer`'s model. DAP counted
 with bert-base-multilingual-cased's WordPiece for both its models (mBERT and XLM-R).
+
+Filters 1–4 read the text alone (`text_filters`); 5–9 need the tokens (`token_filters`),
+most of the cost, which `xlsent.corpus.capped` spends only on the pairs a cap needs.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -55,6 +59,8 @@ FILTERS = (
     "identical",
     "overlap",
 )
+Text = TypeVar("Text", pl.Series, pl.Expr)
+TEXT_FILTERS = FILTERS[:4]  # those that read the text alone, before any token is counted
 REMOVED = r'[\x00-\x08\x0A-\x1F\x7F"]'  # what `map_function` deletes (the tab it replaces)
 RATIO = 2  # the longer side has at most RATIO × the shorter's tokens ...
 RATIO_FLOOR = 32  # ... unless it has at most RATIO_FLOOR
@@ -130,7 +136,16 @@ def filter_pairs(
         clean_text(decode(side.field("line"), fact(side, "utf8"))) for side in (en, xx)
     )
     verdicts = Verdicts(len(en), FILTERS)
-    drop, alive = verdicts.drop, verdicts.alive
+    text_filters(en_text, xx_text, verdicts)
+    token_filters(en_text, xx_text, tokens, min_tokens, verdicts)
+    return Filtered(
+        verdicts.reason, single_spaced(en_text), single_spaced(xx_text), en_changed | xx_changed
+    )
+
+
+def text_filters(en_text: pl.Series, xx_text: pl.Series, verdicts: Verdicts) -> None:
+    """DAP's filters before its tokens (TEXT_FILTERS): on the text alone, cheap."""
+    drop = verdicts.drop
 
     def either(test: Callable[[pl.Series], pl.Series]) -> np.ndarray:
         return _bools(test(en_text)) | _bools(test(xx_text))
@@ -147,6 +162,17 @@ def filter_pairs(
     )
     drop(either(lambda text: text == "N/A"), "not_available")
 
+
+def token_filters(
+    en_text: pl.Series,
+    xx_text: pl.Series,
+    tokens: SubwordTokens,
+    min_tokens: int,
+    verdicts: Verdicts,
+) -> None:
+    """DAP's filters from its tokens on (those after TEXT_FILTERS), on the pairs still alive:
+    the costly part, a tokenizer's pass over both sides."""
+    drop, alive = verdicts.drop, verdicts.alive
     rows = np.flatnonzero(alive)
     # Both sides in one call: an unknown piece gets the same integer on either side.
     lengths, both = tokens.encode(pl.concat([en_text.gather(rows), xx_text.gather(rows)]).to_list())
@@ -155,7 +181,7 @@ def filter_pairs(
     shorter, longer = np.minimum(en_len, xx_len), np.maximum(en_len, xx_len)
 
     def drop_rows(hit: np.ndarray, name: str) -> None:
-        every = np.zeros(len(en), dtype=bool)
+        every = np.zeros(len(alive), dtype=bool)
         every[rows] = hit
         drop(every, name)
 
@@ -168,10 +194,11 @@ def filter_pairs(
     overlap = (2 * en_shared >= en_len) | (2 * xx_shared >= xx_len)
     drop_rows((shorter >= OVERLAP_FROM) & overlap, "overlap")
 
-    en_out, xx_out = (
-        text.str.replace_all(r"\s+", " ").str.strip_chars() for text in (en_text, xx_text)
-    )
-    return Filtered(verdicts.reason, en_out, xx_out, en_changed | xx_changed)
+
+def single_spaced(text: Text) -> Text:
+    """The text as kept: whitespace runs made one space, the ends stripped (a Series, or an
+    expression of one)."""
+    return text.str.replace_all(r"\s+", " ").str.strip_chars()
 
 
 def _shared(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import polars as pl
 
@@ -22,6 +22,7 @@ def cost_table(
     gpus: dict[str, int],
     earlier: Mapping[str, Sequence[dict]] | None = None,
     speeds: Mapping[str, Mapping[str, float | None]] | None = None,
+    trained: Mapping[str, tuple[Sequence[dict], float]] | None = None,
 ) -> pl.DataFrame:
     """What each stage cost, from the `benchmark:` files under `benchmarks` (Snakemake's TSV
     of one job each: wall seconds, peak RSS, CPU seconds).
@@ -36,19 +37,32 @@ def cost_table(
     its last checkpoint): their time is added to it. `speeds` maps a training's benchmark
     file the same way to its speed (`xlsent.tables.speed.log_speed`): `tokens_per_s` and
     `mfu_pct`, averaged over the run's jobs (empty for the other stages, and where unknown).
+    `trained` maps a training's benchmark path the same way to every job that trained it, as
+    the trainer recorded them at its export, and when (a Unix time): where no benchmark file
+    that recent is there (its Snakemake was killed while the job ran, and a later run adopted
+    the model), the row counts those jobs, without a peak RSS.
     """
     root = Path(benchmarks)
+    files = {
+        path.relative_to(root).with_suffix("").as_posix(): path for path in root.rglob("*.tsv")
+    }
     rows = []
-    for path in sorted(root.rglob("*.tsv")):
-        job = path.relative_to(root).with_suffix("")
-        parts = job.parts
+    for job in sorted({*files, *(trained or {})}):
+        parts = PurePosixPath(job).parts
         stage = "/".join(parts[:2]) if parts[0] in ("eval", "align") else parts[0]
         at = RUN_PART.get(parts[0])
         run = parts[at] if at is not None and len(parts) > at + 1 else ""
-        record = pl.read_csv(path, separator="\t").row(-1, named=True)  # the last repeat
-        before = (earlier or {}).get(job.as_posix(), ())
-        wall = float(record["s"]) + sum(attempt["seconds"] for attempt in before)
-        cpu = _number(record.get("cpu_time"))
+        path = files.get(job)
+        jobs, recorded = (trained or {}).get(job, ((), None))
+        if path is not None and (recorded is None or path.stat().st_mtime >= recorded):
+            record = pl.read_csv(path, separator="\t").row(-1, named=True)  # the last repeat
+            before = (earlier or {}).get(job, ())
+            seconds, cpu = float(record["s"]), _number(record.get("cpu_time"))
+            rss = _number(record.get("max_rss"))
+        else:  # the trainer's own record: every job, the last one's measured to its export
+            *before, last = jobs
+            seconds, cpu, rss = last["seconds"], last["cpu_seconds"], None
+        wall = seconds + sum(attempt["seconds"] for attempt in before)
         held = gpus.get(f"{stage}/{run}", gpus.get(stage, 0))
         rows.append(
             {
@@ -57,9 +71,9 @@ def cost_table(
                 "attempts": 1 + len(before),
                 "wall_s": wall,
                 "cpu_s": None if cpu is None else cpu + sum(a["cpu_seconds"] for a in before),
-                "max_rss_mb": _number(record.get("max_rss")),
+                "max_rss_mb": rss,
                 "gpu_s": wall * held,
-                **{c: (speeds or {}).get(job.as_posix(), {}).get(c) for c in SPEED_COLUMNS},
+                **{c: (speeds or {}).get(job, {}).get(c) for c in SPEED_COLUMNS},
             }
         )
     if not rows:
@@ -104,7 +118,9 @@ def write_cost_table(table: pl.DataFrame, out_csv: Path) -> None:
         "per second and model FLOPs utilisation (%; empty on a CPU or a GPU of unknown peak). "
         "A stage with a run is that run's; the others serve every run. A training job that "
         "resumed the work of killed jobs counts their time too, up to their last checkpoint "
-        "(`attempts`: the jobs counted).",
+        "(`attempts`: the jobs counted); a training whose last job no benchmark file records "
+        "(its Snakemake was killed) is counted from the trainer's own record, without its "
+        "peak memory.",
         notes=[
             f"Total: {totals['wall_min']:.1f} wall minutes (summed over jobs, not elapsed), "
             f"{totals['cpu_min']:.1f} CPU minutes, {totals['gpu_h']:.2f} GPU hours."

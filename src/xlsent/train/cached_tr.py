@@ -40,7 +40,7 @@ query ranks both translations, log(1 + e^-1) at τ = 1:
     >>> translation_ranking_loss(first[:1], first[1:], temperature=1.0).item()
     0.0
     >>> grads, loss = batch_gradients([first, second], weight=1.0, temperature=1.0, direction="fwd")
-    >>> round(loss, 4), [tuple(g.shape) for g in grads]
+    >>> round(loss.item(), 4), [tuple(g.shape) for g in grads]
     (0.3133, [(2, 2), (2, 2)])
 """
 
@@ -78,9 +78,10 @@ def batch_gradients(
     temperature: float,
     direction: str,
     world_size: int = 1,
-) -> tuple[list[torch.Tensor], float]:
+) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Step 2: the gradient of `weight`·L_TR over the whole batch with respect to each
-    micro-batch's sentence vectors, and the loss L_TR (unweighted).
+    micro-batch's sentence vectors, and the loss L_TR (unweighted; a 0-dim tensor on the
+    vectors' device, which the step reads with its other losses).
 
     `vectors`: this process's micro-batches, each 2N_k×d (the N_k non-English sentences,
     then their English translations), computed without a graph. With several processes,
@@ -103,7 +104,7 @@ def batch_gradients(
     for n in sizes:
         grads.append(torch.cat([g_xx[start : start + n], g_en[start : start + n]]))
         start += n
-    return grads, float(loss.detach())
+    return grads, loss.detach()
 
 
 def _all_gather(tensor: torch.Tensor) -> torch.Tensor:

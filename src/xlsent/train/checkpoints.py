@@ -12,6 +12,10 @@ best, whose weights must still be there (the replay may not beat it again on a G
 
 `earlier_attempts.json` records the jobs that trained this run before the current one, up
 to their last checkpoint (the cost table adds them to the job that finished the run).
+`attempts.json` records every job so far, to the latest checkpoint written (and, once
+exported, to the export), with the fingerprint of the run: it outlives a checkpoint that
+breaks, so that the jobs whose work was lost with it still count, and it counts a training
+whose last job no benchmark file records (its Snakemake was killed while it trained).
 
 Beside the files, what a checkpoint holds that is not the trainer's own state: the
 `fingerprint` of the run it belongs to, each process's random state (`random_state`), and
@@ -37,7 +41,14 @@ from xlsent.errors import XlsentError
 from xlsent.io import atomic_path, sha256_file, write_json
 from xlsent.readback import set_aside
 from xlsent.train.resume_notes import remove_record
-from xlsent.train.settings import ADDED_SINCE_FIELD_HASH, ModelSpec, TrainSettings, identity
+from xlsent.train.settings import (
+    ADDED_SINCE_FIELD_HASH,
+    LEFT_OUT_AT_DEFAULT,
+    REPORTING,
+    ModelSpec,
+    TrainSettings,
+    identity,
+)
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +90,11 @@ class Checkpoints:
     def attempts(self) -> Path:
         """The jobs that trained the run before the current one (`record_attempts`)."""
         return self.directory / "earlier_attempts.json"
+
+    @property
+    def every_attempt(self) -> Path:
+        """Every job that trained the run, to the latest checkpoint or the export."""
+        return self.directory / "attempts.json"
 
     def best(self, step: int) -> Path:
         """The weights of the dev evaluation at `step`, kept while a checkpoint names it."""
@@ -134,14 +150,36 @@ class Checkpoints:
         if self.last.exists():
             os.replace(self.last, self.previous)
         save(state, self.last)
+        self.record_every_attempt(state["fingerprint"], state["step"], state["attempts"])
         # Only now may older best weights go: these checkpoints name the current best.
         self.drop_best({state["best"]["step"], self._kept_best})
         self._kept_best = state["best"]["step"]
 
-    def finish(self) -> None:
-        """After the export: only the latest checkpoint and its best weights stay."""
+    def finish(self, fingerprint: str, step: int, attempts: list[dict]) -> None:
+        """After the export: only the latest checkpoint and its best weights stay, and the
+        record of every job that trained the run (`attempts`, the export's job's to now)."""
         self.previous.unlink(missing_ok=True)
         self.drop_best({self._kept_best})
+        self.record_every_attempt(fingerprint, step, attempts, exported=True)
+
+    def record_every_attempt(
+        self, fingerprint: str, step: int, attempts: list[dict], exported: bool = False
+    ) -> None:
+        """Record the jobs that trained the run of `fingerprint` to `step` (`attempts.json`),
+        and whether the model is exported."""
+        record = {"fingerprint": fingerprint, "step": step, "exported": exported}
+        write_json(self.every_attempt, {**record, "attempts": attempts})
+
+    def recorded_attempts(self, fingerprints: Collection[str]) -> tuple[int, list[dict]] | None:
+        """The step and the jobs of `record_every_attempt`, if they are those of a run of
+        `fingerprints` (None without a record, or one of other settings or inputs)."""
+        try:
+            record = json.loads(self.every_attempt.read_text())
+        except (OSError, ValueError):
+            return None
+        if record.get("fingerprint") not in fingerprints:
+            return None
+        return record["step"], record["attempts"]
 
     def record_attempts(self, attempts: list[dict]) -> None:
         """Record the jobs that trained the run before this one (`earlier_attempts.json`)."""
@@ -162,6 +200,7 @@ class Checkpoints:
     def discard(self) -> None:
         """Remove the checkpoints and all best weights (a run starting afresh)."""
         remove_record(self.directory)
+        self.every_attempt.unlink(missing_ok=True)
         self.last.unlink(missing_ok=True)
         self.previous.unlink(missing_ok=True)
         self.drop_best(())
@@ -243,7 +282,9 @@ def fingerprints(
     files = {str(p): sha256_file(p) for p in paths}
     every_field = dataclasses.asdict(settings)
     for key in ADDED_SINCE_FIELD_HASH:
-        every_field.pop(key)
+        value = every_field.pop(key)
+        if key not in REPORTING and value != LEFT_OUT_AT_DEFAULT[key]:
+            every_field[key] = value  # trained otherwise than any checkpoint from before
     return tuple(
         _digest([fields, dataclasses.asdict(model_spec), files, world_size])
         for fields in ({"identity": identity(settings)}, every_field)
@@ -288,6 +329,12 @@ class Attempts:
         """Continue the record of the checkpoint `state` that this job resumed."""
         # Checkpoints written before jobs recorded their time have none to add.
         self.earlier, self._resumed_at = state.get("attempts", []), state["step"]
+
+    def lost(self, attempts: list[dict]) -> None:
+        """Count the jobs of `attempts` as the earlier ones: those recorded beside a newer
+        checkpoint that broke, whose steps past the one resumed (or all) are lost, not their
+        time."""
+        self.earlier = attempts
 
     def until(self, step: int) -> list[dict]:
         """Every job's work, this one's to `step`: the steps it trained, its wall and CPU

@@ -113,7 +113,8 @@ class Batch:
 
     @property
     def tokens(self) -> int:
-        """Real (non-pad) tokens the encoder reads in the batch's main passes."""
+        """Real (non-pad) tokens the encoder reads in the batch's main passes: read on the
+        batch as built, on the CPU (on a device's copy each read waits for the device)."""
         lm_mask = None if self.lm is None else self.lm.mask
         return sum(int(m.sum()) for m in (self.mask, lm_mask) if m is not None)
 

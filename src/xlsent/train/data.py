@@ -220,17 +220,53 @@ def _links(column, xx: tuple[Ragged, Ragged], en: tuple[Ragged, Ragged]) -> tupl
 
 
 class EpochSampler:
-    """Seeded shuffles of the pool, epoch after epoch; its state is two integers."""
+    """Seeded shuffles of the pool, epoch after epoch; its state is two integers.
 
-    def __init__(self, size: int, seed: int, epoch: int = 0, position: int = 0):
+    With `lengths` (each example's, `pair_lengths`), `batch` (the indices a `take` draws: a
+    global micro-batch) and `window` (`train.length_window`), micro-batches of similar
+    length: the epoch's shuffle, less its tail (what `take` never reaches), is cut into
+    windows of `window` micro-batches; each window is sorted by length (ties in the
+    shuffle's order) and cut into micro-batches, which are taken in a seeded random order.
+    An epoch draws the same examples as without, in micro-batches that need less padding.
+    The order is a function of the seed, the epoch and the pool, so that the two integers
+    still say where a resumed run stands."""
+
+    def __init__(
+        self,
+        size: int,
+        seed: int,
+        epoch: int = 0,
+        position: int = 0,
+        *,
+        lengths: np.ndarray | None = None,
+        batch: int = 0,
+        window: int = 0,
+    ):
         self.size, self.seed, self.epoch, self.position = size, seed, epoch, position
+        self.lengths, self.batch, self.window = lengths, batch, window
+        if window and (lengths is None or batch < 1):
+            raise ValueError("micro-batches by length need the examples' lengths and a batch")
         self._order = self._permutation()
 
     def _permutation(self) -> np.ndarray:
-        return np.random.default_rng([self.seed, self.epoch]).permutation(self.size)
+        order = np.random.default_rng([self.seed, self.epoch]).permutation(self.size)
+        return order if not self.window else self._by_length(order)
+
+    def _by_length(self, order: np.ndarray) -> np.ndarray:
+        """`order`'s micro-batches by length (the class docstring)."""
+        n, rng = self.batch, np.random.default_rng([self.seed, self.epoch, 1])
+        used = order[: len(order) // n * n]
+        windows = [order[:0].reshape(0, n)]
+        for start in range(0, len(used), self.window * n):
+            part = used[start : start + self.window * n]
+            rows = part[np.argsort(self.lengths[part], kind="stable")].reshape(-1, n)
+            windows.append(rows[rng.permutation(len(rows))])
+        return np.concatenate(windows).ravel()
 
     def take(self, n: int) -> np.ndarray:
         """The next `n` indices; a batch never spans two epochs (the tail is dropped)."""
+        if self.window and n != self.batch:
+            raise ValueError(f"this sampler's micro-batches have {self.batch} rows, not {n}")
         if self.position + n > self.size:
             self.epoch, self.position = self.epoch + 1, 0
             self._order = self._permutation()
@@ -240,6 +276,12 @@ class EpochSampler:
 
     def state(self) -> dict:
         return {"epoch": self.epoch, "position": self.position}
+
+
+def pair_lengths(pairs: Pairs) -> np.ndarray:
+    """Each pair's longer side in subwords: what its micro-batch is padded to (its 2N
+    sentences share one width)."""
+    return np.maximum(pairs.xx.lengths, pairs.en.lengths).astype(np.int16)
 
 
 @dataclass(frozen=True)

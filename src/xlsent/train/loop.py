@@ -6,10 +6,10 @@ whole batch's (`negatives: batch`, by gradient caching: `xlsent.train.cached_tr`
 (global) micro-batch's (`negatives: micro_batch`). What is optimised is the run's method
 (`xlsent.train.objectives`), by AdamW (`xlsent.train.optim`). Every `eval_every` steps the
 dev P@1 (similarity search of each language's dev pairs, both directions averaged) picks the
-best checkpoint; every `checkpoint_every` steps, and on SIGTERM (Slurm preemption), the full
-state is saved so that a restarted job continues exactly where it stopped: weights,
-optimizer, scheduler, data position and random state (the files, and the fingerprint of the
-run a checkpoint must match: `xlsent.train.checkpoints`).
+best checkpoint; every `checkpoint_every` steps, and on SIGTERM (Slurm preemption) or SIGINT
+(Ctrl-C), the full state is saved so that a restarted job continues exactly where it
+stopped: weights, optimizer, scheduler, data position and random state (the files, and the
+fingerprint of the run a checkpoint must match: `xlsent.train.checkpoints`).
 
 Pretraining (`mlm`, `tlm`) reads the same files: `mlm` as monolingual sentences drawn
 language by language (`xlsent.train.data.LanguageSampler`), each micro-batch as many
@@ -58,6 +58,7 @@ from xlsent.train.data import (
     language_probabilities,
     load_pairs,
     monolingual,
+    pair_lengths,
 )
 from xlsent.train.mapped_pool import mapped_pairs, mapped_word_aligned, remove_pool
 from xlsent.train.objectives import Objectives
@@ -70,8 +71,13 @@ from xlsent.train.speed import Throughput, peak_tflops
 log = logging.getLogger(__name__)
 
 
+# The signals after which the trainer saves its state and stops (`Trainer.run`).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 class Preempted(SystemExit):
-    """Raised after a SIGTERM, once the state is saved; the job is meant to be rerun."""
+    """Raised after a stop signal (`STOP_SIGNALS`), once the state is saved; the job is meant
+    to be rerun."""
 
 
 class Trainer:
@@ -95,7 +101,6 @@ class Trainer:
         self.checkpoints = Checkpoints(checkpoint_dir)
         self.world, self.device = distributed.world_and_device(settings.device)
         fixed_reduction_order(self.device)
-        self.autocast = self.device.type == "cuda" and settings.precision == "bf16"
         self.accumulation = step.micro_batches(settings, self.world.size)
         torch.manual_seed(settings.seed)
         tokens = Tokens.read(model_spec.tokenizer_dir)
@@ -237,16 +242,28 @@ class Trainer:
 
     def _sampler(self, state: dict | None = None) -> EpochSampler | LanguageSampler:
         """The draws of training examples (from a checkpoint's `state`): pairs in seeded
-        epochs, or MLM's sentences language by language."""
-        state = state or {}
-        if self.settings.method == "mlm":
+        epochs (in micro-batches of similar length with `length_window`: each global
+        micro-batch is one `take`), or MLM's sentences language by language."""
+        s, state = self.settings, state or {}
+        if s.method == "mlm":
+            if s.length_window:
+                raise ValueError(
+                    "train.length_window sorts pairs into micro-batches; mlm draws sentences "
+                    "language by language: leave it at 0"
+                )
             return LanguageSampler(
-                self.train_data,
-                self._language_probabilities(self.train_data),
-                self.settings.seed,
-                **state,
+                self.train_data, self._language_probabilities(self.train_data), s.seed, **state
             )
-        return EpochSampler(len(self.train_data), self.settings.seed, **state)
+        if not s.length_window:
+            return EpochSampler(len(self.train_data), s.seed, **state)
+        return EpochSampler(
+            len(self.train_data),
+            s.seed,
+            **state,
+            lengths=pair_lengths(self.train_data),
+            batch=s.micro_batch_size * self.world.size,
+            window=s.length_window,
+        )
 
     def _rtl_vocabulary(self, sep: int) -> np.ndarray | None:
         """The token ids DAP's RTL head predicts over: under `rtl_vocabulary: english` (DAP's
@@ -288,7 +305,12 @@ class Trainer:
     def resume(self) -> bool:
         """Continue from the latest checkpoint that loads if it belongs to this exact run."""
         found = self.checkpoints.load(self.device, set_broken_aside=self.world.main)
+        # The jobs recorded beside the latest checkpoint written: beyond the one that loads
+        # when a later one broke, their time counts all the same.
+        recorded = self.checkpoints.recorded_attempts((self.fingerprint, self._earlier_fingerprint))
         if found is None:
+            if recorded is not None:
+                self.attempts.lost(recorded[1])
             return False
         path, state = found
         if state["fingerprint"] not in (self.fingerprint, self._earlier_fingerprint):
@@ -305,6 +327,8 @@ class Trainer:
         self.best = state["best"]
         self.history = state["history"]
         self.attempts.resumed(state)
+        if recorded is not None and recorded[0] > self.step:
+            self.attempts.lost(recorded[1])
         if self.world.main:
             self.checkpoints.resumed(self.step, self.best["step"])
         set_random_state(state["rng"][self.world.rank], self.device)
@@ -364,7 +388,6 @@ class Trainer:
             forward=self.forward,
             no_sync=self.forward.no_sync if self.world.size > 1 else None,
             device=self.device,
-            autocast=self.autocast,
             world_size=self.world.size,
         )
 
@@ -396,7 +419,7 @@ class Trainer:
             **({"dev_without": without} if without else {}),
         }
 
-    def _encode(self, rows: Ragged, lang: str, precision: str) -> np.ndarray:
+    def _encode(self, rows: Ragged, lang: str, precision: str = DEFAULT_PRECISION) -> np.ndarray:
         """Sentence vectors of `rows` at `precision` (`xlsent.models.sentence.autocast`), as
         the evaluations encode, whatever precision training computes in: dev P@1 chooses the
         checkpoint, so it is the same on every device."""
@@ -420,7 +443,8 @@ class Trainer:
         return out
 
     def _request_stop(self, signum: int, _frame: object) -> None:
-        log.warning("signal %d: saving a checkpoint after this step, then stopping", signum)
+        name = signal.Signals(signum).name
+        log.warning("%s: saving a checkpoint after this step, then stopping", name)
         self._stop = True
 
     def run(self, log_path: Path | None = None, dev_precision: str = DEFAULT_PRECISION) -> dict:
@@ -437,8 +461,10 @@ class Trainer:
             board = self.checkpoints.directory / "tensorboard" if s.tensorboard else None
             # The live log restarts from what the checkpoint knew.
             records = TrainRecords(log_path, board, self.history, self.step)
-        previous = signal.signal(signal.SIGTERM, self._request_stop)
-        computes = "bf16" if self.autocast else "fp32"
+        # SIGTERM (Slurm's preemption, `kill`) and SIGINT (Ctrl-C, which reaches every job of
+        # the terminal's Snakemake) stop the same way: the step's state saved, then resumed.
+        previous = {sig: signal.signal(sig, self._request_stop) for sig in STOP_SIGNALS}
+        computes = s.precision if self.device.type == "cuda" else "fp32"
         speed = Throughput(peak_tflops(self.device, computes, s.peak_tflops))
         losses = []
         if s.max_steps == 0 and self.world.main:
@@ -487,11 +513,12 @@ class Trainer:
                     kill_point("train.checkpoint")
                 if self._stop:
                     raise Preempted(
-                        f"stopped by a signal at step {self.step}; rerun to resume from "
-                        f"{self.checkpoints.last}"
+                        f"stopped by a signal at step {self.step}: the same command resumes "
+                        f"the training at step {self.step} ({self.checkpoints.last})"
                     )
         finally:
-            signal.signal(signal.SIGTERM, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             if records is not None:
                 records.close()
         return self.best
@@ -522,7 +549,7 @@ class Trainer:
             write_json(tmp / "best.json", self.best)
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
-        self.checkpoints.finish()
+        self.checkpoints.finish(self.fingerprint, self.step, self.attempts.until(self.step))
         remove_pool(self.checkpoints.directory)  # a rerun from last.pt writes it again
 
 

@@ -23,6 +23,8 @@ run and the losses (`xlsent.losses`, pure tensor functions) are called and weigh
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -67,6 +69,7 @@ class Objectives(nn.Module):
             )
         self.encoder = encoder
         self.settings = settings
+        self._compiled = compiled(encoder) if settings.compile else None
         # The model's pooling, which the trainer records in its config (`SentenceSettings`).
         self.pooling = SentenceSettings.read(encoder.config).pooling
         self.gather = gather
@@ -182,7 +185,8 @@ class Objectives(nn.Module):
         sees padding, so the states are those of one pass; the saving is the padding.
         `positions`: each token's position counted from 0 (TLM restarts them), by default
         its column. A row's length is up to its last real token: `tlm_input: dap` rows hold
-        padding between their two sides."""
+        padding between their two sides. With `compile`, the passes are the compiled
+        forward's (`compiled`)."""
         if positions is not None:
             positions = self._position_ids(positions, mask)
         groups = self.settings.length_groups
@@ -190,15 +194,16 @@ class Objectives(nn.Module):
         def part_of(tensor: torch.Tensor | None, rows, width: int) -> torch.Tensor | None:
             return None if tensor is None else tensor[rows, :width]
 
+        run = self._compiled or self.encoder
         if groups <= 1:
-            return self.encoder(
+            return run(
                 input_ids=ids, attention_mask=mask, token_type_ids=types, position_ids=positions
             ).last_hidden_state
         lengths = (mask * torch.arange(1, mask.shape[1] + 1, device=mask.device)).amax(1)
         hidden = None
         for part in torch.argsort(lengths).chunk(groups):
             width = int(lengths[part].max())
-            states = self.encoder(
+            states = run(
                 input_ids=ids[part, :width],
                 attention_mask=mask[part, :width],
                 token_type_ids=part_of(types, part, width),
@@ -255,6 +260,19 @@ class Objectives(nn.Module):
         n = batch.n_pairs
         logits = self.rtl(hidden[:n, 1:], batch.mask[:n, 1:], batch.rtl.mask)
         return representation_translation_loss(logits, self.rtl.target_rows(batch.rtl.targets))
+
+
+def compiled(encoder: nn.Module) -> Callable[..., Any]:
+    """`encoder`'s forward compiled by torch.compile (`train.compile`), for the training passes
+    (`Objectives.encode`); the module itself stays as it is, for dev P@1 and the export, and
+    its state dict keeps its names (a compiled module would prefix them).
+
+    Shapes are dynamic: every micro-batch is padded to its own longest row, and a graph per
+    width would recompile for every new one. Random numbers are eager PyTorch's
+    (`fallback_random`): inductor's own draw other dropout masks from the same random state
+    (gradient caching's replay holds either way, both passes seeding from it), and the run
+    would then differ from the uncompiled one by more than rounding."""
+    return torch.compile(encoder.forward, dynamic=True, options={"fallback_random": True})
 
 
 def word_vectors(hidden: torch.Tensor, pool: torch.Tensor) -> torch.Tensor:

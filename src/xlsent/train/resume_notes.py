@@ -14,6 +14,7 @@ is a reason of Snakemake's own on the console.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -49,12 +50,13 @@ def recorded(directory: Path) -> dict | None:
 
 
 def resume_note(
-    directory: Path, identity: dict, processes: int, record: dict | None = None
+    directory: Path, identity: dict, processes: int, record: dict | None = None, root: Path = Path()
 ) -> Note | None:
     """What the training whose checkpoints are in `directory` (their `record`, read if not
-    given) does with settings `identity` in `processes` processes: resume at the checkpoint's
-    step, or start over, naming the settings that differ; None without a checkpoint."""
-    record = record or recorded(directory)
+    given; under `root`, the working directory of the run) does with settings `identity` in
+    `processes` processes: resume at the checkpoint's step, or start over, naming the
+    settings that differ; None without a checkpoint."""
+    record = record or recorded(root / directory)
     if record is None:
         return None
     step, before, processes_before = record["step"], record["settings"], record["processes"]
@@ -67,6 +69,14 @@ def resume_note(
     if processes_before != processes:
         changes.append(f"processes: {processes_before} → {processes}")
     last = Path(directory) / "last.pt"
+    try:
+        zipfile.ZipFile(root / last).close()  # torch's format: a zip whose directory is at its end
+    except (OSError, zipfile.BadZipFile):
+        return Note(
+            f"its checkpoint {last} does not read back (cut short?): the training resumes "
+            "from the one before it if that loads, or starts over",
+            starts_over=True,
+        )
     if changes:
         return Note(
             f"its checkpoint at step {step} ({last}) was trained with other settings "

@@ -38,8 +38,10 @@ class TrainSettings:
     dev_max_pairs: int | None = None
     device: str = "auto"
     precision: str = "bf16"
+    compile: bool = False
     pooler: str = "cls"
     length_groups: int = 1
+    length_window: int = 0
     language_embeddings: bool = False
     wacse_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
     awp_samples: int = 1
@@ -91,10 +93,13 @@ LEFT_OUT_AT_DEFAULT = {
     "freeze_encoder": False,
     "peak_tflops": None,
     "tensorboard": False,
+    "compile": False,
+    "length_window": 0,
 }
 # The fields added since checkpoints held `identity` (2026-11-29): a checkpoint written
-# before hashed every other field (`xlsent.train.checkpoints.fingerprints`).
-ADDED_SINCE_FIELD_HASH = ("peak_tflops", "tensorboard")
+# before hashed every other field (`xlsent.train.checkpoints.fingerprints`), and trained as
+# each of them at its default does.
+ADDED_SINCE_FIELD_HASH = ("peak_tflops", "tensorboard", "compile", "length_window")
 
 
 def identity(settings: TrainSettings) -> dict:

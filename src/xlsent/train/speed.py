@@ -9,8 +9,9 @@ recomputed or padded) over the device's peak:
 
 The peak is `train.peak_tflops` where set, else that of a known GPU (`PEAKS`) at the
 training's precision: the dense (no structured sparsity) tensor-core peak for bf16, the
-plain FP32 peak for fp32 (torch computes fp32 matmuls without TF32 unless told to). Unknown
-on a CPU or another GPU: MFU is then null, and the achieved TFLOP/s are still logged.
+plain FP32 peak for fp32 (torch computes fp32 matmuls without TF32 unless told to), the TF32
+tensor-core peak for tf32. Unknown on a CPU or another GPU: MFU is then null, and the
+achieved TFLOP/s are still logged.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ class GPU(NamedTuple):
     name: str
     bf16: float | None  # dense tensor-core peak, TFLOP/s (None: no bf16 tensor cores)
     fp32: float
+
+    @property
+    def tf32(self) -> float | None:
+        """The dense TF32 tensor-core peak (`precision: tf32`): half the bf16 one on every
+        GPU of `PEAKS` that has bf16 tensor cores (Ampere, Ada, Hopper: their datasheets'
+        TF32 figures are that, within 2 %: the L40S's 183 against 181)."""
+        return None if self.bf16 is None else self.bf16 / 2
 
 
 # Known GPUs, matched on `torch.cuda.get_device_name()` in this order (the first pattern that

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 import torch
 from torch import nn
 
+from xlsent.tf32 import tf32_matmuls
 from xlsent.train import cached_tr
 from xlsent.train.collate import Batch
 from xlsent.train.flops import StepFlops
@@ -45,59 +46,96 @@ def accumulate(
     forward: nn.Module | None = None,
     no_sync: Callable[[], AbstractContextManager] | None = None,
     device: torch.device | None = None,
-    autocast: bool = False,
     world_size: int = 1,
 ) -> dict:
     """Backpropagate one step over its `n_micro` micro-batches `batches` (this process's);
     return the step's loss, its parts, its real tokens and this process's model FLOPs by
-    part (`xlsent.train.flops`, counted on the batches as they arrive, before they are
-    copied to the device).
+    part (`xlsent.train.flops`; the tokens and FLOPs counted on the batches as they arrive,
+    before they are copied to the device).
 
     `forward` is what computes a micro-batch's loss (the DDP wrapper of `objective` under
     several processes; default `objective`), `no_sync` its context that defers DDP's gradient
-    averaging to the last micro-batch; `device` where the model is (default the CPU).
+    averaging to the last micro-batch; `device` where the model is (default the CPU). The
+    passes compute as `train.precision` says (`computing`).
+
+    The losses are read from the device once, at the end of the step: reading each part of
+    each micro-batch (`.item()`) would make the host wait for the device's queue to empty
+    that many times a step, and the next micro-batch's kernels could not be queued meanwhile.
     """
     s = objective.settings
     forward = forward or objective
     device = device or torch.device("cpu")
     steps_per_batch = n_micro * world_size
     cached = "tr" in objective.weights and s.negatives == "batch" and steps_per_batch > 1
-    parts_total: dict[str, float] = {}
     tr_grads: list[torch.Tensor | None] = [None] * n_micro
     states: list[cached_tr.RandomState] = []
     flops = StepFlops(objective, cached, world_size)
-    batches = map(flops.count, batches)
-    if cached:
-        built, vectors = [], []
-        with torch.no_grad():
-            for batch in batches:
-                built.append(batch.to(device))
-                states.append(cached_tr.RandomState.capture(device))
-                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-                    vectors.append(objective.embed(built[-1]))
-        batches = built
-        grads, parts_total["tr"] = cached_tr.batch_gradients(
-            vectors, objective.weights["tr"], s.temperature, s.direction, world_size
-        )
-        # Each micro-batch's loss is divided by their number before backward, and DDP averages
-        # the processes' gradients: the cached gradient is scaled up by both.
-        tr_grads = [g * steps_per_batch for g in grads]
     tokens = 0
-    for micro, batch in enumerate(batches):
-        if states:
-            states[micro].restore(device)  # the dropout masks of the pass without a graph
-        alone = micro == n_micro - 1 or no_sync is None
-        with contextlib.nullcontext() if alone else no_sync():
-            batch = batch.to(device)
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-                loss, parts = forward(batch, tr_grads[micro])
-            (loss / n_micro).backward()
-        for name, value in parts.items():
-            parts_total[name] = parts_total.get(name, 0.0) + value.item() / n_micro
-        tokens += batch.tokens
+
+    def arrived(batch: Batch) -> Batch:
+        nonlocal tokens
+        tokens += batch.tokens  # on the CPU, as built
+        return flops.count(batch)
+
+    batches = map(arrived, batches)
+    # The unweighted losses on the device, read at the end: (names, values, what each value
+    # is divided by in the step's mean).
+    losses: list[tuple[list[str], torch.Tensor, int]] = []
+    with tf32_matmuls(s.precision == "tf32"):
+        if cached:
+            built, vectors = [], []
+            with torch.no_grad():
+                for batch in batches:
+                    built.append(batch.to(device))
+                    states.append(cached_tr.RandomState.capture(device))
+                    with computing(device, s.precision):
+                        vectors.append(objective.embed(built[-1]))
+            batches = built
+            grads, tr_loss = cached_tr.batch_gradients(
+                vectors, objective.weights["tr"], s.temperature, s.direction, world_size
+            )
+            losses.append((["tr"], tr_loss[None], 1))  # the whole batch's already
+            # Each micro-batch's loss is divided by their number before backward, and DDP
+            # averages the processes' gradients: the cached gradient is scaled up by both.
+            tr_grads = [g * steps_per_batch for g in grads]
+        for micro, batch in enumerate(batches):
+            if states:
+                states[micro].restore(device)  # the dropout masks of the pass without a graph
+            alone = micro == n_micro - 1 or no_sync is None
+            with contextlib.nullcontext() if alone else no_sync():
+                batch = batch.to(device)
+                with computing(device, s.precision):
+                    loss, parts = forward(batch, tr_grads[micro])
+                (loss / n_micro).backward()
+            if parts:
+                values = torch.stack([value.detach().float() for value in parts.values()])
+                losses.append((list(parts), values, n_micro))
+    parts_total = _parts(losses)
     return {
         "loss": sum(objective.weights[name] * value for name, value in parts_total.items()),
         "parts": parts_total,
         "tokens": tokens,
         "flops": flops.total(),
     }
+
+
+def computing(device: torch.device, precision: str) -> AbstractContextManager:
+    """What a pass computes in under `train.precision`: bf16 autocast on CUDA (`bf16`; fp32
+    on a CPU), or fp32 (`fp32`, and `tf32`, whose matmuls `accumulate` puts on TF32 tensor
+    cores for the forward and backward passes alike: `xlsent.tf32`)."""
+    bf16 = device.type == "cuda" and precision == "bf16"
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
+
+
+def _parts(losses: list[tuple[list[str], torch.Tensor, int]]) -> dict[str, float]:
+    """The step's loss parts, each the sum of its `losses` entries' values over their
+    divisors: read from the device in one transfer, then added up in the order and the
+    arithmetic of a sum of `.item()`s (the same floats to the bit)."""
+    if not losses:
+        return {}
+    read = iter(torch.cat([values for _, values, _ in losses]).tolist())
+    total: dict[str, float] = {}
+    for names, _, divisor in losses:
+        for name in names:
+            total[name] = total.get(name, 0.0) + next(read) / divisor
+    return total

@@ -8,6 +8,8 @@ before any job runs.
 from __future__ import annotations
 
 import argparse
+import gzip
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,11 +53,14 @@ class Local(Source):
         return local.discover(args.local_dir, lang, args.corpora)
 
     def check(self, config: dict, langs: list[str], *, shipped: Shipped) -> None:
-        """Every language's Moses files in `corpus.local.dir`, all languages named at once.
+        """Every language's Moses files in `corpus.local.dir`, none of them empty, all
+        languages named at once.
 
         The workflow itself finds them only when it plans a language's `clean` job: the first
         language it reaches stops it (with a traceback), and a target that needs only other
         languages (`results/align/eflomal/de/_SUCCESS`) plans and runs without ever looking.
+        An empty file stopped its language only after the jobs before its `sample`, with
+        advice about the cleaning filters.
         """
         from xlsent.corpus.bitext import CorpusError
         from xlsent.corpus.readers import local
@@ -67,15 +72,19 @@ class Local(Source):
                 f"config key `corpus.local.dir`: {not_found(directory, 'directory')}: point it "
                 "at the directory that holds the Moses files ({corpus}.{a}-{b}.{lang}[.gz])"
             )
-        without, broken = [], []
+        without, broken, empty = [], [], {}
         for lang in langs:
             try:
-                local.discover(path, lang, corpora)
+                bitexts = local.discover(path, lang, corpora)
             except CorpusError as err:
                 if _has_files(path, lang, corpora):
                     broken.append(err)
                 else:
                     without.append(lang)
+                continue
+            sides = [side for b in bitexts for side in (b.en_origin, b.xx_origin)]
+            if names := [Path(side).name for side in sides if _empty(side)]:
+                empty[lang] = names
         if without:
             names = ", ".join(without)
             corpus, which = "{corpus}", " ({corpus} any corpus name, e.g. Tanzil)"
@@ -93,6 +102,25 @@ class Local(Source):
             )
         if broken:
             raise ConfigError(f"config key `corpus.local.dir`: {broken[0]}")
+        if empty:
+            listed = "; ".join(f"{lang}: {', '.join(names)}" for lang, names in empty.items())
+            raise ConfigError(
+                f"config key `corpus.local.dir`: {directory} holds empty corpus files, without "
+                f"a line to clean ({listed}): copy their text there again, or remove them (and "
+                "a language left without a corpus from `languages`)"
+            )
+
+
+def _empty(path: str) -> bool:
+    """Whether the Moses file `path` holds no text (a .gz one once decompressed). A file that
+    does not read is its clean job's to name, with the fix (a truncated gzip, a permission)."""
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path) as f:
+                return f.read(1) == b""
+        return os.path.getsize(path) == 0
+    except (OSError, EOFError):
+        return False
 
 
 def _has_files(directory: Path, lang: str, corpora: list[str] | None) -> bool:
