@@ -320,6 +320,19 @@ def test_the_cost_table_sums_each_stage_and_run(tmp_path):
     )
 
 
+def test_a_training_after_a_hundred_other_jobs_keeps_its_speed(tmp_path):
+    """The demo's cost table failed: its first hundred jobs had no speed (null) and polars,
+    which inferred the column's type from them, refused the trainings' floats after them."""
+    header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    for name in [*(f"align/eflomal/kk/shard-{i:04d}" for i in range(120)), "train/tr/seed42"]:
+        path = tmp_path / f"{name}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + "1.0\t0:00:01\t10\t0\t0\t0\t0\t0\t0\t1\n")
+    speeds = {"train/tr/seed42": {"tokens_per_s": 6084.5, "mfu_pct": None}}
+    table = cost_table(tmp_path, {}, None, speeds)
+    assert table.filter(pl.col("stage") == "train")["tokens_per_s"].to_list() == [6084.5]
+
+
 def test_a_training_whose_benchmark_file_is_missing_or_older_counts_the_trainers_record(
     tmp_path,
 ):

@@ -79,7 +79,8 @@ def cost_table(
     if not rows:
         raise ValueError(f"no benchmark files under {root}")
     return (
-        pl.DataFrame(rows)
+        # Every row's types (a number is an int in one row and a float in another).
+        pl.DataFrame(rows, infer_schema_length=None)
         .group_by("stage", "run", maintain_order=True)
         .agg(
             pl.len().alias("jobs"),

@@ -25,8 +25,8 @@ def training_speed(records: Iterable[dict]) -> dict[str, float | None]:
     tokens = [line["tokens_per_s"] for line in lines]
     mfu = [line["mfu"] for line in lines if line.get("mfu") is not None]
     return {
-        "tokens_per_s": statistics.median(tokens) if tokens else None,
-        "mfu_pct": 100 * statistics.median(mfu) if mfu else None,
+        "tokens_per_s": float(statistics.median(tokens)) if tokens else None,
+        "mfu_pct": 100 * float(statistics.median(mfu)) if mfu else None,
     }
 
 
