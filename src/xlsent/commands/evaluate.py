@@ -9,6 +9,7 @@ Every evaluation writes one run's results Parquet through
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -145,9 +146,14 @@ def encode(args: argparse.Namespace) -> None:
         "model": args.model,
         # What the encoder reads: the training records hold times, which differ run to run.
         "model_sha256": sha256_tree(args.model, skip=TRAINING_RECORDS),
-        # As the job passed it: a key left out at its default (precision) stays out, so the
-        # vectors of a run encoded before the key existed are the same bytes.
-        "encoding": json.loads(args.encoding),
+        # The keys the job passed, in the settings' order: one left out at its default
+        # (precision) stays out, so the vectors of a run encoded before it existed are the
+        # same bytes.
+        "encoding": {
+            key: value
+            for key, value in dataclasses.asdict(encoding).items()
+            if key in json.loads(args.encoding)
+        },
     }
     vectors.write(args.out, table, metadata)
     log.info("wrote %d sentence vectors to %s", len(table), args.out)
