@@ -14,7 +14,7 @@ help:
 	@echo "make demo       the whole DAG on the embedded demo data (about 6 minutes on 2 cores)"
 	@echo "make test       lint and every test, as CI runs them (about 24 minutes on 2 cores)"
 	@echo "make test-fast  the developer's loop: unit tests without workflow runs, builds or kills (under two minutes)"
-	@echo "make lint       ruff, snakefmt and snakemake --lint"
+	@echo "make lint       ruff, snakefmt, the package's layers (lint-imports) and snakemake --lint"
 	@echo "make docs       regenerate the tables of docs/ from the rules and the schema"
 	@echo "make clean-demo remove results/, logs/ and .snakemake/ of a demo run"
 
@@ -37,6 +37,7 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(SNAKEMAKE) --lint
 	$(SNAKEMAKE) --lint --configfile $(DEMO_CONFIG)

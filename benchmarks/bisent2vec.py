@@ -60,6 +60,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from xlsent import dictionaries
 from xlsent.bisent2vec.build import build
 from xlsent.bisent2vec.data import write_pairs
 from xlsent.bisent2vec.model import SentenceModel
@@ -237,7 +238,7 @@ def quality(
     table = pq.read_table(words, columns=["en_words", "xx_words"])
     held = {"en": table.column("en_words").to_pylist(), lang: table.column("xx_words").to_pylist()}
     tatoeba_rows, bli_rows = [], []
-    en_de = bli.freedict_pairs(FREEDICT) if lang == "de" and FREEDICT.is_file() else []
+    en_de = dictionaries.freedict_pairs(FREEDICT) if lang == "de" and FREEDICT.is_file() else []
     for name, model in models.items():
         idf = {code: model.idf(sentences, code) for code, sentences in held.items()}
         for weighting, weights in (("mean", None), ("tf-idf", idf)):

@@ -70,7 +70,8 @@ def main() -> None:
     args = harness.parse(parser, smoke={"data": None, "langs": ["de", "kk"]})
 
     from xlsent.corpus.bitext import CorpusError
-    from xlsent.corpus.clean import FILTERS, CleanConfig, clean
+    from xlsent.corpus.clean import clean
+    from xlsent.corpus.clean_base import FILTERS, CleanConfig
     from xlsent.corpus.readers import local
 
     results: dict[str, dict] = {}

@@ -67,8 +67,9 @@ import yaml
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from xlsent import languages
-from xlsent.config import DUALPIVOT_METHODS, WORD_VECTOR_METHODS, encoding_settings, validate
+from xlsent.config import encoding_settings, validate
 from xlsent.evaluate.tatoeba import read_pairs
+from xlsent.methods import DUALPIVOT_METHODS, WORD_VECTOR_METHODS
 from xlsent.tables.bucc import bucc_table
 from xlsent.tables.tatoeba import tatoeba_tables
 from xlsent.tables.write import markdown
@@ -152,10 +153,10 @@ def dev_transfer(
     (its model directory), mean-pooled (`layer{i}`, 0 the embeddings)."""
     import torch
 
-    from xlsent.evaluate.search import p_at_1
     from xlsent.models.dualpivot import hidden_states, pool
     from xlsent.models.encoder import TextEncoder
     from xlsent.models.load import load_encoder
+    from xlsent.search import p_at_1
 
     pairs = {}
     for lang in langs:

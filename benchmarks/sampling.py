@@ -62,7 +62,7 @@ from xlsent.corpus.sample import sample
 # The cleaning settings given (as a dict literal): those a revision's CleanConfig lacks are
 # left out, so that an older revision cleans as it would have, with its own settings.
 CLEAN_CONFIG = """
-from xlsent.corpus.clean import CleanConfig
+from xlsent.corpus.clean_base import CleanConfig
 settings = {settings!r}
 cfg = CleanConfig(**{{k: v for k, v in settings.items() if k in CleanConfig.__dataclass_fields__}})
 """

@@ -45,7 +45,8 @@ def prepare(
     stage's `xlsent subwords` / `word-spans` do for such a model)."""
     from xlsent.align import job
     from xlsent.align.shards import iter_shards, write_manifest
-    from xlsent.corpus.clean import CleanConfig, clean
+    from xlsent.corpus.clean import clean
+    from xlsent.corpus.clean_base import CleanConfig
     from xlsent.corpus.readers import demo
     from xlsent.corpus.sample import SampleConfig, sample
     from xlsent.io import write_json

@@ -26,7 +26,9 @@ from xlsent.commands import (
     align,
     bisent2vec,
     corpus,
+    encode,
     evaluate,
+    hard_negatives,
     log,
     status,
     tables,
@@ -49,7 +51,18 @@ The commands below are what the workflow's rules call, one per job kind; each ta
 explicit paths and settings, for running one job by hand."""
 
 # The stages in workflow order: `xlsent --help` lists their subcommands in this order.
-STAGES = (corpus, tokenize, align, train, evaluate, bisent2vec, tables, status)
+STAGES = (
+    corpus,
+    tokenize,
+    align,
+    hard_negatives,
+    train,
+    encode,
+    evaluate,
+    bisent2vec,
+    tables,
+    status,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     # faiss says at INFO which of its builds it tried and loaded: seven lines in every log.
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
-    from xlsent.errors import XlsentError
+    from xlsent.failures.errors import XlsentError
     from xlsent.io import describe_os_error
 
     try:

@@ -27,7 +27,7 @@ import requests
 import urllib3
 from tqdm import tqdm
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 from xlsent.io import read_json, sha256_file, write_json
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 
 # How to give results/ more room without losing a result (docs/recovery.md, "A full disk").
 _ELSEWHERE = (

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 
 
 @dataclass(frozen=True)

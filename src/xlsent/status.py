@@ -9,9 +9,13 @@ Three things are added to what Snakemake prints:
 - outputs that stay as they are although a file they were computed from is gone (deleted by
   hand: Snakemake does not rebuild a missing intermediate whose consumers are complete) are
   listed with the command that recomputes them. A kill never leaves such outputs: a run
-  removes what it will rebuild before it starts (xlsent.recovery);
-- outputs that no longer read back (`xlsent.readback`: a Parquet file cut short by a copy)
-  are listed with the command that remakes them.
+  removes what it will rebuild before it starts (xlsent.failures.rebuilt_outputs);
+- outputs that no longer read back (`xlsent.failures.unreadable`: a Parquet file cut short by
+  a copy) are listed with the command that remakes them.
+
+Each planned training with a checkpoint is said to resume it or to start over, and why
+(`training_notes`); a run says the same as it starts, from its config (`training_note`, the
+Snakefile's `onstart`).
 """
 
 from __future__ import annotations
@@ -24,8 +28,12 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from xlsent import readback
+from xlsent.failures.unreadable import problem, remake_command
+
+if TYPE_CHECKING:
+    from xlsent.train.resume_notes import Note
 
 # A job as Snakemake prints it in a dry run: "rule NAME:" (or localrule, checkpoint), then its
 # more indented fields; jobs of a group job are indented as a whole.
@@ -62,12 +70,33 @@ def planned_jobs(dry_run: str) -> list[Job]:
     return jobs
 
 
+def training_note(config: dict, run: str, seed: int) -> Note | None:
+    """What the planned training of `run` at `seed` does with its checkpoint (resume at its
+    step, or start over and why: `xlsent.train.resume_notes`), for the console as a run
+    starts (the Snakefile's `onstart`), from the run's settings in `config`; None without a
+    checkpoint."""
+    from xlsent.arguments import settings_object
+    from xlsent.config.outputs import CHECKPOINTS
+    from xlsent.config.runs import program_settings, train_settings, training_processes
+    from xlsent.train.resume_notes import resume_note
+    from xlsent.train.settings import TrainSettings, identity
+
+    settings = train_settings(config, run, seed)
+    trainer = settings_object(TrainSettings, program_settings("train", settings), "train")
+    note = resume_note(
+        Path(CHECKPOINTS.format(run=run, seed=seed)),
+        identity(trainer),
+        training_processes(settings),
+    )
+    return note and note._replace(text=f"training {run} (seed {seed}): {note.text}")
+
+
 def training_notes(jobs: list[Job], root: Path = Path(".")) -> list[str]:
     """For each planned training that has a checkpoint, whether it resumes or starts over and
     why (`xlsent.train.resume_notes`): against the settings the job will pass where its
     reason shows them (they changed), else against its checkpoint's own (they did not)."""
+    from xlsent.arguments import settings_object
     from xlsent.config.outputs import CHECKPOINTS
-    from xlsent.config.runs import settings_object
     from xlsent.train.resume_notes import recorded, resume_note
     from xlsent.train.settings import TrainSettings, identity
 
@@ -160,11 +189,11 @@ def orphans(detailed_summary: str, root: Path = Path(".")) -> dict[str, list[str
 
 
 def unreadable(detailed_summary: str, root: Path = Path(".")) -> dict[str, str]:
-    """Outputs that exist but do not read back (`xlsent.readback.problem`: a Parquet file cut
-    short, say), as {output: why}, from Snakemake's `--detailed-summary`."""
+    """Outputs that exist but do not read back (`xlsent.failures.unreadable.problem`: a Parquet
+    file cut short, say), as {output: why}, from Snakemake's `--detailed-summary`."""
     found = {}
     for row in csv.DictReader(io.StringIO(detailed_summary), delimiter="\t"):
-        why = readback.problem(root / row["output_file"])
+        why = problem(root / row["output_file"])
         if why is not None:
             found[row["output_file"]] = why
     return found
@@ -230,9 +259,7 @@ def report(args: list[str], root: Path = Path(".")) -> str:
         )
         for output, missing in lost.items():
             lines.append(f"  {output} (from {', '.join(missing)})")
-        lines.append(
-            f"  To recompute them from their inputs: {readback.remake_command(list(lost))}"
-        )
+        lines.append(f"  To recompute them from their inputs: {remake_command(list(lost))}")
     if broken:
         outputs = (
             f"{len(broken)} outputs no longer read"
@@ -242,7 +269,6 @@ def report(args: list[str], root: Path = Path(".")) -> str:
         lines.append(f"{outputs} back (truncated or corrupt after the job that wrote them ended):")
         lines += [f"  {output}: {why}" for output, why in broken.items()]
         lines.append(
-            "  To remake them and what was computed from them: "
-            + readback.remake_command(list(broken))
+            "  To remake them and what was computed from them: " + remake_command(list(broken))
         )
     return "\n".join(lines)

@@ -22,11 +22,11 @@ import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from xlsent import languages
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
+from xlsent.failures.unreadable import reading
 from xlsent.io import parquet_writer
 from xlsent.models.sentence import Prefix, prefix_of
 from xlsent.models.tokenizer import fast_tokenizer
-from xlsent.readback import reading
 
 log = logging.getLogger(__name__)
 

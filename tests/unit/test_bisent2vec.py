@@ -27,10 +27,10 @@ from xlsent.bisent2vec.build import build, run_ctest
 from xlsent.bisent2vec.data import side_text, train_token, write_pairs
 from xlsent.bisent2vec.model import SentenceModel, ngram_hash, ngram_rows
 from xlsent.bisent2vec.trainer import Bisent2vecSettings, train
-from xlsent.config import load, trainer_settings
+from xlsent.config import bisent2vec_trainer_settings, load
 from xlsent.evaluate.results import COLUMNS
-from xlsent.evaluate.search import p_at_1
 from xlsent.io import read_json
+from xlsent.search import p_at_1
 from xlsent.tokenize import WORDS_SCHEMA, word_tokenizer
 
 L10N = ROOT.parent / "shared" / "data" / "l10n"
@@ -193,7 +193,7 @@ def test_paper_config_trains_with_the_reference_command() -> None:
     words = REFERENCE_COMMAND.split()[2:]
     reference = dict(zip(words[::2], words[1::2], strict=True))
     for run, ngrams in (("bisent2vec-bi", "2"), ("bisent2vec-uni", "1")):
-        flags = Bisent2vecSettings.from_dict(trainer_settings(config, run, 42)).flags()
+        flags = Bisent2vecSettings.from_dict(bisent2vec_trainer_settings(config, run, 42)).flags()
         ours = dict(zip(flags[::2], flags[1::2], strict=True))
         assert ours["-wordNgrams"] == ngrams
         for flag in ("-dim", "-lr", "-neg", "-bucket", "-maxVocabSize", "-t", "-epoch"):

@@ -16,21 +16,20 @@ import numpy as np
 import pytest
 from support import ROOT
 
-from xlsent.evaluate.bli import (
+from xlsent.dictionaries import (
     DictionaryError,
-    evaluate,
     freedict_languages,
     freedict_package,
     freedict_pairs,
-    gold_translations,
     is_word,
     load_dictionary,
     normalise_word,
     read_muse,
-    retrieve,
     split_dictionary,
     write_muse,
 )
+from xlsent.evaluate.bli import evaluate, gold_translations
+from xlsent.search import retrieve
 
 FREEDICT = Path("/usr/share/dictd/freedict-eng-deu.dict.dz")
 needs_freedict = pytest.mark.skipif(

@@ -16,7 +16,7 @@ from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 from support import SHARED
 
 from xlsent.cli import main
-from xlsent.corpus.clean import CORPUS_SCHEMA
+from xlsent.corpus.clean_base import CORPUS_SCHEMA
 from xlsent.corpus.sample import SampleConfig, sample
 from xlsent.evaluate import bucc, mining_set
 from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, write_split

@@ -16,7 +16,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.corpus.clean import clean
+from xlsent.corpus.clean_base import CleanConfig
 from xlsent.corpus.readers import demo, local
 
 LANG = "de"

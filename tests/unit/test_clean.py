@@ -18,7 +18,8 @@ import pytest
 from support import SHARED
 
 from xlsent.corpus.bitext import Bitext, CorpusError, moses_files
-from xlsent.corpus.clean import CORPUS_SCHEMA, FILTERS, CleanConfig, clean
+from xlsent.corpus.clean import clean
+from xlsent.corpus.clean_base import CORPUS_SCHEMA, FILTERS, CleanConfig
 from xlsent.corpus.readers import local
 
 L10N = SHARED / "l10n"

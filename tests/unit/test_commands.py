@@ -59,7 +59,11 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ("train", "{params.args}"): [
         "--train kk=kk/train.parquet te=te/train.parquet --dev kk=kk/dev.parquet te=te/dev.parquet",
         "--train kk=kk/train.parquet --dev kk=kk/dev.parquet --pretrained results/pretrained/xlmr",
+        "--train kk=kk/train.parquet --dev kk=kk/dev.parquet --pretrained results/pretrained/me5"
+        " --negative-files kk=results/hard_negatives/pretrained/me5/all/kk/negatives.parquet",
     ],
+    ("hard_negatives", "{input.shards}"): ["vectors-0000.arrow vectors-0001.arrow"],
+    ("hard_negatives_encode", "{params.max_pairs}"): ["", "--max-pairs 2000"],
     ("bisent2vec_train", "{params.binary}"): ["", "--binary results/build/bisent2vec/bisent2vec"],
     ("bisent2vec_train", "{params.mapped}"): ["", """--mapped-settings '{"model": "cbow"}'"""],
     ("bisent2vec_train", "{params.seed_dictionary}"): [
@@ -130,6 +134,7 @@ CONDITIONAL = {
     ("bisent2vec-eval-retrieval", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
     ("mining-set", "tatoeba_text"): "evaluate.tatoeba.text: --from tatoeba",
     ("train", "nodes"): "train.nodes: above 1 (absent, the job is this node)",
+    ("hard-negatives-encode", "max_pairs"): "train.max_pairs of the runs: when set",
 }
 
 _HEADER = re.compile(r"^\s*(?:rule|checkpoint)\s+(\w+):")
@@ -318,6 +323,20 @@ def test_help_lists_every_subcommand_by_stage() -> None:
     order = [stage.__name__ for stage in STAGES]
     assert stages == sorted(stages, key=order.index)
     assert set(stages) == set(order)
+
+
+def test_each_stage_lists_its_subcommands_in_its_register_docstring() -> None:
+    """A stage module's `register` docstring names exactly the subcommands it adds: a reader
+    of the module sees every command, and a command added or moved fails here until it is
+    listed."""
+    parser = build_parser()
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    stage_of = {name: p.get_default("handler").__module__ for name, p in action.choices.items()}
+    for stage in STAGES:
+        words = set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", stage.register.__doc__ or ""))
+        listed = {word for word in words if word in stage_of}
+        added = {name for name, module in stage_of.items() if module == stage.__name__}
+        assert listed == added, f"{stage.__name__}.register: lists {sorted(listed)}"
 
 
 def test_status_passes_snakemake_arguments_through(monkeypatch) -> None:

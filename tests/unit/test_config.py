@@ -11,6 +11,7 @@ from xlsent.config import (
     BliDictionary,
     ConfigError,
     bisent2vec_settings,
+    bisent2vec_trainer_settings,
     bli_dictionaries,
     check_paths,
     config_warnings,
@@ -18,7 +19,6 @@ from xlsent.config import (
     load,
     run_seeds,
     train_settings,
-    trainer_settings,
     validate,
 )
 from xlsent.models.sentence import prefix_of
@@ -246,12 +246,12 @@ def test_word_vector_runs_take_global_settings_overrides_and_their_seed():
     assert config["runs"]["uni"]["bisent2vec"] == {}  # filled for word-vector runs only
     assert "bisent2vec" not in config["runs"]["tr"]
     assert bisent2vec_settings(config, "bi")["threads"] == 4
-    trainer = trainer_settings(config, "bi", 0)
+    trainer = bisent2vec_trainer_settings(config, "bi", 0)
     assert (trainer["dim"], trainer["word_ngrams"], trainer["epoch"], trainer["seed"]) == (
         300, 2, 3, 0
     )  # fmt: skip
     assert "threads" not in trainer and "tfidf" not in trainer  # the workflow's keys
-    assert trainer_settings(config, "uni", 42)["lr"] == 0.05  # the reference default
+    assert bisent2vec_trainer_settings(config, "uni", 42)["lr"] == 0.05  # the reference default
     with pytest.raises(ValueError, match="not a Bi-Sent2vec or fastText run"):
         bisent2vec_settings(config, "tr")
 
@@ -259,9 +259,9 @@ def test_word_vector_runs_take_global_settings_overrides_and_their_seed():
 def test_paper_config_has_the_bisent2vec_runs():
     config = load(ROOT / "config.yaml", SCHEMA)
     for run in ("bisent2vec-uni", "bisent2vec-bi", "fasttext-cbow"):
-        assert trainer_settings(config, run, 42)["dim"] == 300
-    assert trainer_settings(config, "bisent2vec-uni", 42)["word_ngrams"] == 1
-    assert trainer_settings(config, "bisent2vec-bi", 42)["word_ngrams"] == 2
+        assert bisent2vec_trainer_settings(config, run, 42)["dim"] == 300
+    assert bisent2vec_trainer_settings(config, "bisent2vec-uni", 42)["word_ngrams"] == 1
+    assert bisent2vec_trainer_settings(config, "bisent2vec-bi", 42)["word_ngrams"] == 2
     assert config["runs"]["fasttext-cbow"]["method"] == "fasttext-cbow"
     assert bli_dictionaries(config) == []  # no dictionaries by default
 
@@ -1091,3 +1091,65 @@ def test_a_freedict_dictionary_needs_its_index(tmp_path):
     )
     (tmp_path / "freedict-eng-deu.index").write_text("")
     check_paths(_bli({"de": f"freedict:{dictionary}"}), ROOT)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            {"runs": {"m": {"method": "mlm", "model": "xlmr", "train": {"hard_negatives": 3}}}},
+            "config key `runs.m.train.hard_negatives` (3): run 'm' (mlm) has no TR to rank hard "
+            "negatives",
+        ),
+        (
+            {
+                "train": {"hard_negatives": 2},
+                "runs": {
+                    "w": {"method": "wacse", "model": "xlmr", "train": {"wacse_weights": [0, 1, 1]}}
+                },
+            },
+            "config key `train.hard_negatives` (2): run 'w' (wacse) has no TR",
+        ),
+        (
+            {
+                "models": {"tiny": TINY},
+                "runs": {"t": {"method": "tr", "model": "tiny", "train": {"hard_negatives": 3}}},
+            },
+            "config key `runs.t.train.hard_negatives` (3): run 't' starts from the random "
+            "weights of the scratch model 'tiny', and the hard-negative stage mines with the "
+            "model a run starts from",
+        ),
+        (
+            {
+                "hard_negatives": {"mine": {"mined": 4}},
+                "runs": {"t": {"method": "tr", "model": "xlmr", "train": {"hard_negatives": 5}}},
+            },
+            "config key `runs.t.train.hard_negatives` (5) exceeds the 4 negatives the stage "
+            "mines a pair (`hard_negatives.mine.mined`)",
+        ),
+    ],
+)
+def test_hard_negatives_need_tr_a_model_that_mines_and_as_many_mined(config, message):
+    with pytest.raises(ConfigError) as info:
+        validate(config, SCHEMA)
+    assert message in str(info.value)
+
+
+def test_hard_negatives_from_a_pretrained_model_or_a_run_pass():
+    validate(
+        {
+            "models": {"tiny": TINY, "xlmr": {"init": "pretrained", "path": "xlm-roberta-base"}},
+            "runs": {
+                "mlm": {"method": "mlm", "model": "tiny"},
+                "tr": {
+                    "method": "tr",
+                    "model": "tiny",
+                    "init_from": "mlm",
+                    "train": {"hard_negatives": 8},
+                },
+                "me": {"method": "dap", "model": "xlmr", "train": {"hard_negatives": 1}},
+            },
+            "train": {"tr_margin": 0.3, "direction": "both"},
+        },
+        SCHEMA,
+    )

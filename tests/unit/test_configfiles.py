@@ -1,12 +1,12 @@
 """The config files a directory's results were made with, and the refusal to remove them
-under others (`xlsent.configfiles`); the workflow's own run of each case is in
+under others (`xlsent.failures.configfile_guard`); the workflow's own run of each case is in
 tests/workflow/test_recovery_messages.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from xlsent.configfiles import check_and_record, names, recorded, refusal
+from xlsent.failures.configfile_guard import check_and_record, names, recorded, refusal
 
 ARGV = ["/venv/bin/snakemake", "results/tables/tatoeba.csv", "--cores", "2"]
 REMOVED = ["results/tables/tatoeba.csv", "results/models/tr/seed42", "results/eval/x.parquet"]

@@ -24,7 +24,8 @@ from support import ROOT
 from xlsent.corpus import dap_filters as dap
 from xlsent.corpus import pair_filters
 from xlsent.corpus.bitext import CorpusError, moses_files
-from xlsent.corpus.clean import CHANGED, FILTERS, CleanConfig, clean
+from xlsent.corpus.clean import clean
+from xlsent.corpus.clean_base import CHANGED, FILTERS, CleanConfig
 from xlsent.corpus.lines import read_lines
 
 # Whole words of the WordPiece vocabulary; a word of SUFFIXED + "s" is two pieces.

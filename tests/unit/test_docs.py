@@ -222,10 +222,63 @@ def _defines(path: Path, name: str) -> bool:
     )
 
 
+def _expand(token: str) -> list[str]:
+    """`test_{a,b}.py` as `test_a.py`, `test_b.py`; any other token as it is."""
+    brace = re.fullmatch(r"(.*)\{([^}]*)\}(.*)", token)
+    if not brace:
+        return [token]
+    head, items, tail = brace.groups()
+    return [f"{head}{item}{tail}" for item in items.split(",")]
+
+
+def test_the_stage_map_has_a_row_for_every_stage_and_names_what_exists():
+    """development.md's "Finding your way": a row for every stage of `xlsent --help` (its
+    commands module, `xlsent.cli.STAGES`) and for every rule file (one that holds rules, not
+    only input functions); every module, package and test it names exists (a module by its
+    path below `src/xlsent/` or a package of it, a test file anywhere under `tests/`)."""
+    from xlsent.cli import STAGES
+
+    text = (ROOT / "docs" / "development.md").read_text()
+    section = text[text.index("## Finding your way") : text.index("## Finding a method's parts")]
+    rows = [
+        [cell.strip() for cell in line.split("|")[1:-1]]
+        for line in section.splitlines()
+        if line.startswith("| ") and not line.startswith(("| stage", "| ---"))
+    ]
+    commands = " ".join(row[2] for row in rows)
+    rule_files = " ".join(row[1] for row in rows)
+    missing = [
+        f"stage {stage.__name__}"
+        for stage in STAGES
+        if f"commands/{stage.__name__.rpartition('.')[2]}.py`" not in commands
+    ]
+    missing += [
+        f"rule file {path.name}"
+        for path in sorted((ROOT / "workflow" / "rules").glob("*.smk"))
+        if re.search(r"^(local)?(rule|checkpoint) \w+:", path.read_text(), re.M)
+        and path.name not in rule_files
+    ]
+    package = ROOT / "src" / "xlsent"
+    sources = [path.relative_to(ROOT).as_posix() for path in package.rglob("*")]
+    tests = {path.name for path in (ROOT / "tests").rglob("test_*.py")}
+    for row in rows:
+        for token in re.findall(r"`([^`\s]+\.py|[^`\s]+/)`", row[3]):
+            # A path below src/xlsent/ (or csrc/), or one below a package the row names.
+            if not (ROOT / token).exists() and not any(
+                f"/{source}".endswith(f"/{token.rstrip('/')}") for source in sources
+            ):
+                missing.append(f"{row[0]}: {token}")
+        for token in re.findall(r"`([^`\s]+\.py)`", row[4]):
+            missing += [
+                f"{row[0]}: {name}" for name in _expand(token) if Path(name).name not in tests
+            ]
+    assert not missing
+
+
 def test_the_method_map_names_what_exists():
     """development.md's "Finding a method's parts": every `module:function` (and the bare
-    names after it, of the same module), input function (and the rule calling it) and core
-    test it names exists."""
+    names after it, of the same module), input function (in common.smk or a stage's own rule
+    file; and the rule calling it) and core test it names exists."""
     text = (ROOT / "docs" / "development.md").read_text()
     section = text[text.index("## Finding a method's parts") : text.index("Which run kind")]
     rows = [
@@ -252,7 +305,8 @@ def test_the_method_map_names_what_exists():
                 if not module.exists() or not _defines(module, name):
                     missing.append(f"{path}:{name}")
         for name in re.findall(r"`([a-z0-9]+(?:_[a-z0-9]+)+)`", inputs):
-            if not _defines(common, name) and f"rule {name}:" not in rules:  # or its rule
+            defined = any(_defines(path, name) for path in common.parent.glob("*.smk"))
+            if not defined and f"rule {name}:" not in rules:  # or its rule
                 missing.append(f"common.smk:{name}")
         for file, test in re.findall(r"`(\w+\.py)::(\w+)`", core):
             if not _defines(ROOT / "tests" / "unit" / file, test):

@@ -1,12 +1,12 @@
-"""xlsent.failures: what the console shows of a failed job's logs (the workflow's side is
-tests/workflow/test_console_errors.py)."""
+"""xlsent.failures.failed_jobs: what the console shows of a failed job's logs (the workflow's
+side is tests/workflow/test_console_errors.py)."""
 
 from __future__ import annotations
 
 import os
 from types import SimpleNamespace
 
-from xlsent import failures
+from xlsent.failures import failed_jobs
 
 ERROR = "2026-01-31 12:00:00,000 ERROR xlsent: data/kk.gz: the gzip stream ends early"
 
@@ -18,7 +18,7 @@ def test_a_group_shows_the_error_line_of_its_failed_job_only(tmp_path):
     clean.write_text("clean kk: 0.00 pairs [00:00]\rclean kk: 1.49k pairs [00:05]\n")
     sample.write_text(f"2026-01-31 11:59:59,000 INFO xlsent: reading\n{ERROR}\n")
     group = SimpleNamespace(log=[str(clean), str(sample), str(words)])
-    assert failures.report([group]) == [
+    assert failed_jobs.report([group]) == [
         f"{sample}:",
         "    ERROR xlsent: data/kk.gz: the gzip stream ends early",
     ]
@@ -32,7 +32,7 @@ def test_without_an_error_line_the_tail_of_the_log_written_last(tmp_path):
     newer.write_text(f"Traceback (most recent call last):\n{frame * 9}KeyError: 'x'\n\n")
     os.utime(older, (0, 0))
     group = SimpleNamespace(log=[str(newer), str(older)])
-    assert failures.report([group], tail=3) == [
+    assert failed_jobs.report([group], tail=3) == [
         f"{newer}:",
         '      File "x.py", line 1, in f',
         "        f()",
@@ -42,7 +42,8 @@ def test_without_an_error_line_the_tail_of_the_log_written_last(tmp_path):
 
 def test_a_job_without_a_log_says_nothing(tmp_path):
     assert (
-        failures.report([SimpleNamespace(log=[]), SimpleNamespace(log=[str(tmp_path / "x")])]) == []
+        failed_jobs.report([SimpleNamespace(log=[]), SimpleNamespace(log=[str(tmp_path / "x")])])
+        == []
     )
 
 
@@ -72,7 +73,7 @@ def test_a_training_job_killed_by_a_signal_says_what_and_where_it_resumes(tmp_pa
         '{"step": 100, "loss": 1.1}',
     )
     command = f"xlsent train --settings '{{}}' --out results/models/tr/seed42 --log {log} 2>> {log}"
-    said = failures.report(
+    said = failed_jobs.report(
         [SimpleNamespace(log=[str(log)])], [_snakemake_log(tmp_path / "sm.log", command, 137)]
     )
     assert said[0] == f"{log}:"
@@ -86,14 +87,14 @@ def test_a_training_job_killed_by_a_signal_says_what_and_where_it_resumes(tmp_pa
 def test_a_job_killed_before_its_first_checkpoint_or_not_training(tmp_path):
     log = _training_log(tmp_path / "train.log", "monolingual sentences per language: {}")
     train = f"xlsent train --out m --log {log} 2>> {log}"
-    said = failures.report(
+    said = failed_jobs.report(
         [SimpleNamespace(log=[str(log)])], [_snakemake_log(tmp_path / "a", train, 137)]
     )
     assert said[-1].endswith("It saved no checkpoint: the same command starts its training over.")
     clean = tmp_path / "clean.log"
     clean.write_text("clean kk: 1.49k pairs [00:05]\n")
     command = f"xlsent clean --lang kk --out x 2> {clean}"
-    said = failures.report(
+    said = failed_jobs.report(
         [SimpleNamespace(log=[str(clean)])], [_snakemake_log(tmp_path / "b", command, 143)]
     )
     assert said == [
@@ -112,7 +113,7 @@ def test_an_ordinary_exit_status_or_another_jobs_adds_nothing(tmp_path):
         _snakemake_log(tmp_path / "a", f"xlsent sample --out x 2> {log}", 2),
         _snakemake_log(tmp_path / "b", f"xlsent sample --out x 2> {other}", 137),
     ]
-    assert failures.report([SimpleNamespace(log=[str(log)])], logs) == [
+    assert failed_jobs.report([SimpleNamespace(log=[str(log)])], logs) == [
         f"{log}:",
         "    ERROR xlsent: data/kk.gz: the gzip stream ends early",
     ]

@@ -22,11 +22,11 @@ from support import ROOT
 from transformers import AutoTokenizer
 
 from xlsent.config import ConfigError, Figure, figures, load, validate
-from xlsent.evaluate import figures as fig
+from xlsent.figures import alignment as fig
+from xlsent.figures.plots import save_png
 from xlsent.languages import get
 from xlsent.models.encoder import add_language_embeddings, build
 from xlsent.models.sentence import SentenceSettings
-from xlsent.plots import save_png
 from xlsent.ragged import Ragged, offsets_of
 from xlsent.train.collate import collate, word_pooling
 from xlsent.train.objectives import word_vectors

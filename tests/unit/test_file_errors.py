@@ -32,10 +32,11 @@ from pathlib import Path
 import pytest
 
 from xlsent.corpus.bitext import CorpusError, moses_files
-from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.corpus.clean import clean
+from xlsent.corpus.clean_base import CleanConfig
 from xlsent.corpus.readers import demo
 from xlsent.corpus.readers.opus import bitext_from_zip
-from xlsent.evaluate.bli import DictionaryError, freedict_pairs
+from xlsent.dictionaries import DictionaryError, freedict_pairs
 from xlsent.io import OutputError, atomic_path, write_json
 
 ROOT = os.geteuid() == 0

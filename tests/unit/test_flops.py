@@ -30,7 +30,7 @@ def _batch(lengths=(5, 4, 3, 5), width=5, **parts) -> SimpleNamespace:
     """A pair batch (foreign sides, then English), by default two pairs of width 5:
     sentences of 5, 4 (foreign) and 3, 5 (English) real tokens: 17."""
     mask = _mask(list(lengths), width)
-    fields = {"awp": None, "wtr": None, "rtl": None, "lm": None, **parts}
+    fields = {"awp": None, "wtr": None, "rtl": None, "lm": None, "hard": None, **parts}
     return SimpleNamespace(
         mask=mask, ids=torch.zeros_like(mask), n_pairs=len(lengths) // 2, **fields
     )
@@ -70,6 +70,18 @@ def test_tr_counts_the_encoder_over_the_real_tokens_and_the_similarities():
     # Both directions; every process's candidates (2 processes: 2 × 4 of them)
     both = micro_batch_flops(_objectives(direction="both"), _batch(), world_size=2)
     assert both["tr"] == 2 * 6 * 4 * 2 * 4
+
+
+def test_hard_negatives_count_their_pass_and_each_querys_similarities_with_its_own():
+    # Three negatives of 5, 2 and 4 tokens, the second pair's second slot empty (k = 2):
+    # 2 layers · (6 · 128 · 11 + 12 · 4 · (25 + 4 + 16)), and 4 slots' products, 6 · 4 each.
+    hard = SimpleNamespace(mask=_mask([5, 2, 4], 5), index=torch.tensor([[0, 1], [2, -1]]))
+    negatives = 16_896 + 4_320
+    flops = micro_batch_flops(_objectives(), _batch(hard=hard))
+    assert flops == {"encoder": ENCODER, "tr": 96, "hard_negatives": negatives + 6 * 4 * 4}
+    # Cached: their pass without a graph too, a third of it.
+    cached = micro_batch_flops(_objectives(), _batch(hard=hard), cached=True)
+    assert cached["hard_negatives"] == negatives * 4 / 3 + 6 * 4 * 4
 
 
 def test_cached_tr_counts_its_pass_without_a_graph_and_the_whole_batchs_similarities():
@@ -129,5 +141,7 @@ def test_tlm_adds_a_pass_over_the_concatenated_pairs_and_the_mlm_head():
     # 6 · 2 · 128 · 16 + 12 · 2 · 4 · (81 + 49), then the head at 4 positions: 6 · 4 · 216
     assert counted["tlm"] == 24_576 + 12_480 + 5_184
     # MLM's batch is its sentences alone: no pair pass, no similarities
-    mlm = SimpleNamespace(ids=None, mask=None, n_pairs=0, awp=None, wtr=None, rtl=None, lm=lm)
+    mlm = SimpleNamespace(
+        ids=None, mask=None, n_pairs=0, awp=None, wtr=None, rtl=None, lm=lm, hard=None
+    )
     assert micro_batch_flops(_objectives(("mlm",), mlm=True, lm="mlm"), mlm).keys() == {"mlm"}

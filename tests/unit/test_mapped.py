@@ -22,7 +22,7 @@ from xlsent.bisent2vec.mapped import (
     seed_rows,
     unit_rows,
 )
-from xlsent.evaluate.bli import retrieve
+from xlsent.search import retrieve
 
 
 def random_rotation(dim: int, seed: int) -> np.ndarray:
@@ -219,7 +219,7 @@ def mapped_config(text: str) -> dict:
 
 
 def test_mapped_runs_take_global_settings_and_their_overrides() -> None:
-    from xlsent.config import mapped_settings, trainer_settings
+    from xlsent.config import bisent2vec_trainer_settings, mapped_settings
 
     config = mapped_config(
         """
@@ -234,8 +234,8 @@ def test_mapped_runs_take_global_settings_and_their_overrides() -> None:
     assert mapped_settings(config, "sg") == {**MappedSettings(refinement=3).__dict__}
     assert mapped_settings(config, "cbow")["model"] == "cbow"
     assert mapped_settings(config, "cbow")["window"] == 2
-    assert trainer_settings(config, "cbow", 0)["lr"] == 0.05
-    assert trainer_settings(config, "cbow", 0)["dim"] == 40
+    assert bisent2vec_trainer_settings(config, "cbow", 0)["lr"] == 0.05
+    assert bisent2vec_trainer_settings(config, "cbow", 0)["dim"] == 40
     assert "mapped" not in config["runs"]["b2v"]
     with pytest.raises(ValueError, match="not a mapped run"):
         mapped_settings(config, "b2v")

@@ -1,5 +1,6 @@
-"""What the end of a run says of its jobs (`xlsent.notices`): a training's log that found its
-checkpoint broken, and a language's clean_stats.json; each read as the jobs write them."""
+"""What the end of a run says of its jobs (`xlsent.failures.end_of_run`): a training's log
+that found its checkpoint broken, and a language's clean_stats.json; each read as the jobs
+write them."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 from xlsent.corpus.bitext import moses_files
 from xlsent.corpus.clean import clean
+from xlsent.failures.end_of_run import dropped, report, restart
 from xlsent.io import write_json
-from xlsent.notices import dropped, report, restart
 
 # A training job's log as `xlsent train` writes it (xlsent.cli's format), lines cut to what
 # the notice reads.

@@ -11,9 +11,9 @@ import pytest
 from matplotlib import colormaps
 from matplotlib.colors import to_rgba
 
-from xlsent import plots
 from xlsent.cli import main
-from xlsent.plots import bars_figure, curves_figure, dev_curves, group_bars, run_styles
+from xlsent.figures import plots
+from xlsent.figures.plots import bars_figure, curves_figure, dev_curves, group_bars, run_styles
 
 PNG = b"\x89PNG\r\n\x1a\n"
 GROUPS = ["low4", "low5", "low8"]

@@ -16,11 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from xlsent import readback, recovery, status
+from xlsent import status
 from xlsent.align.shards import iter_shards, write_manifest
 from xlsent.evaluate.results import load_results, write_results
+from xlsent.failures import unreadable
+from xlsent.failures.unreadable import UnreadableFileError
 from xlsent.io import write_json
-from xlsent.readback import UnreadableFileError
 from xlsent.train.checkpoints import save
 from xlsent.train.data import load_pairs
 
@@ -96,7 +97,7 @@ def test_the_trainer_names_a_truncated_subword_file(small_subwords, tmp_path):
 def test_a_format_error_of_an_intact_file_is_left_as_it_is(small_subwords):
     """A missing column is a bug or the wrong file, not a broken one: not relabelled."""
     intact = small_subwords["kk"]["train"]
-    with pytest.raises(pa.ArrowInvalid, match="No match for FieldRef"), readback.reading(intact):
+    with pytest.raises(pa.ArrowInvalid, match="No match for FieldRef"), unreadable.reading(intact):
         pq.read_table(intact, columns=["no_such_column"])
 
 
@@ -130,15 +131,15 @@ def _json(path: Path) -> Path:
 )
 def test_problem_reads_what_a_cut_loses_first(tmp_path, write, name, why):
     path = write(tmp_path / name)
-    assert readback.problem(path) is None
-    assert readback.problem(truncate(path)).startswith(why)
+    assert unreadable.problem(path) is None
+    assert unreadable.problem(truncate(path)).startswith(why)
 
 
 def test_problem_leaves_directories_missing_files_and_other_kinds_alone(tmp_path):
     (tmp_path / "table.csv").write_text("run,low4\ntr,")
-    assert readback.problem(tmp_path / "table.csv") is None
-    assert readback.problem(tmp_path) is None
-    assert readback.problem(tmp_path / "gone.parquet") is None
+    assert unreadable.problem(tmp_path / "table.csv") is None
+    assert unreadable.problem(tmp_path) is None
+    assert unreadable.problem(tmp_path / "gone.parquet") is None
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def _job(name: str, inputs: list[Path], outputs: list[Path]) -> _Job:
 
 
 class _Dag:
-    """The scheduler-plugin view of a DAG that `xlsent.recovery` reads."""
+    """The scheduler-plugin view of a DAG that `xlsent.failures.unreadable` reads."""
 
     def __init__(self, needrun: list, dependencies: dict):
         self._needrun, self._dependencies = needrun, dependencies
@@ -182,7 +183,7 @@ def test_a_run_sets_aside_a_broken_input_it_does_not_rebuild_before_anything_els
         dependencies={"tables": list(evals.values())},
     )
     argv = ["/venv/bin/snakemake", "-n", "results/tables/tatoeba.csv", "--configfile", "my.yaml"]
-    said = recovery.set_aside_unreadable_inputs(dag, tmp_path, argv)
+    said = unreadable.set_aside_unreadable_inputs(dag, tmp_path, argv)
     command = (
         "snakemake results/tables/tatoeba.csv --configfile my.yaml --forcerun "
         f"{broken}"  # the user's command line, not a dry run
@@ -197,17 +198,17 @@ def test_a_run_sets_aside_a_broken_input_it_does_not_rebuild_before_anything_els
     ]
     assert not broken.exists() and Path(f"{broken}.unreadable").exists()
     assert good.exists() and rebuilt.exists() and table.exists()
-    assert recovery.set_aside_unreadable_inputs(dag, tmp_path, argv) == []  # nothing is left
+    assert unreadable.set_aside_unreadable_inputs(dag, tmp_path, argv) == []  # nothing is left
     # Every run after names it while it is missing (the report: "Nothing to be done", and the
     # file stayed missing), and forgets it once remade.
-    assert recovery.still_set_aside(tmp_path, argv) == [
+    assert unreadable.still_set_aside(tmp_path, argv) == [
         f"{broken}, set aside as unreadable ({broken}.unreadable), is still missing; the "
         "results computed from it are kept, and a run remakes it only where a job needs it "
         f"again. To remake it now, and what was computed from it: {command}"
     ]
     _evaluation(broken)
-    assert recovery.still_set_aside(tmp_path, argv) == []
-    assert not (tmp_path / recovery.SET_ASIDE_RECORD).exists()
+    assert unreadable.still_set_aside(tmp_path, argv) == []
+    assert not (tmp_path / unreadable.SET_ASIDE_RECORD).exists()
 
 
 def test_status_lists_an_output_that_does_not_read_back_with_the_command(tmp_path):
@@ -234,7 +235,7 @@ def test_an_alignments_truncated_manifest_is_named(tmp_path):
     write_json(stats, {"pairs": 120, "links": 900, "statuses": {"aligned": 120}})
     write_manifest(manifest, [stats], {"aligner": "eflomal"})
     truncate(manifest)
-    why = readback.problem(manifest)
+    why = unreadable.problem(manifest)
     assert why is not None
     with pytest.raises(UnreadableFileError) as info:
         next(iter_shards(manifest))

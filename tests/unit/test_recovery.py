@@ -1,4 +1,4 @@
-"""One writer per training run's checkpoint directory (`xlsent.recovery.sole_writer`)."""
+"""One writer per training run's checkpoint directory (`xlsent.failures.locks.sole_writer`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.recovery import (
+from xlsent.failures.locks import (
     BusyDirectoryError,
     holders_log,
     lock_status,
@@ -26,7 +26,7 @@ def _holder(directory: Path) -> subprocess.Popen:
     code = textwrap.dedent(
         f"""
         import sys, time
-        from xlsent.recovery import sole_writer
+        from xlsent.failures.locks import sole_writer
         with sole_writer({str(directory)!r}):
             print("holding", flush=True)
             time.sleep(600)
@@ -82,7 +82,7 @@ def test_a_refused_job_keeps_the_running_jobs_log_and_appends_its_refusal(tmp_pa
     holder = _job(
         f"""
         import sys
-        from xlsent.recovery import sole_writer
+        from xlsent.failures.locks import sole_writer
         with sole_writer({str(directory)!r}, {str(log)!r}):
             print("step 1", file=sys.stderr, flush=True)
             print("holding", flush=True)
@@ -96,7 +96,7 @@ def test_a_refused_job_keeps_the_running_jobs_log_and_appends_its_refusal(tmp_pa
     refused = _job(
         f"""
         import logging, sys
-        from xlsent.recovery import BusyDirectoryError, sole_writer
+        from xlsent.failures.locks import BusyDirectoryError, sole_writer
         logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
         try:
             with sole_writer({str(directory)!r}, {str(log)!r}):
@@ -129,7 +129,7 @@ def test_the_lock_of_a_killed_snakemake_that_led_no_process_group_is_released_wh
     code = textwrap.dedent(
         f"""
         import os, subprocess, sys, time
-        from xlsent.recovery import record_lock_owner
+        from xlsent.failures.locks import record_lock_owner
         record_lock_owner({str(snakemake_dir)!r}, "local")
         job = subprocess.Popen(["sleep", "600"], start_new_session=True)
         print(os.getpgid(0), job.pid, flush=True)

@@ -15,7 +15,7 @@ import pytest
 from support import SHARED
 
 from xlsent.corpus.bitext import CorpusError
-from xlsent.corpus.clean import CORPUS_SCHEMA
+from xlsent.corpus.clean_base import CORPUS_SCHEMA
 from xlsent.corpus.sample import SampleConfig, sample, split_sizes
 from xlsent.io import parquet_writer
 
@@ -230,7 +230,8 @@ def test_a_per_source_cap_draws_at_most_that_many_pairs_of_each_source(tmp_path:
     """A local directory with two corpora for kk (the embedded demo's CLDR names and Django
     messages, written as Moses files): with a cap of 300, the large CLDR source takes part
     with 300 pairs and the Django source with all it has, and the statistics count each."""
-    from xlsent.corpus.clean import CleanConfig, clean
+    from xlsent.corpus.clean import clean
+    from xlsent.corpus.clean_base import CleanConfig
     from xlsent.corpus.readers import demo, local
 
     corpus = tmp_path / "opus"

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from xlsent.evaluate.search import nearest, p_at_1
+from xlsent.search import nearest, p_at_1
 
 
 def test_cosine_not_dot_product():

@@ -16,11 +16,11 @@ from support import ROOT
 from xlsent.align.simalign import SimAlignConfig
 from xlsent.align.statistical import EflomalConfig
 from xlsent.align.wspalign import WSPAlignConfig
+from xlsent.arguments import settings_object
 from xlsent.bisent2vec.mapped import MappedSettings
 from xlsent.bisent2vec.trainer import Bisent2vecSettings
 from xlsent.cli import main
 from xlsent.config import (
-    ALIGN_METHODS,
     NOT_PROGRAM_SETTINGS,
     clean_settings,
     encoding_settings,
@@ -28,12 +28,15 @@ from xlsent.config import (
     program_settings,
     run_max_length,
 )
-from xlsent.config.runs import LEFT_OUT_AT_DEFAULT, settings_object
-from xlsent.corpus.clean import CleanConfig
+from xlsent.config.runs import LEFT_OUT_AT_DEFAULT
+from xlsent.corpus.clean_base import CleanConfig
 from xlsent.corpus.sample import SampleConfig
+from xlsent.dictionaries import SplitSettings
 from xlsent.evaluate import TATOEBA_TEXTS, EncodingSettings
-from xlsent.evaluate.bli import SplitSettings
 from xlsent.evaluate.mining_set import MiningSetSettings
+from xlsent.hard_negatives.encode import PoolEncoding
+from xlsent.hard_negatives.mine import MiningSettings
+from xlsent.methods import ALIGN_METHODS
 from xlsent.models.encoder import SHAPE_KEYS
 from xlsent.train.dualpivot import DualPivotSettings
 from xlsent.train.settings import TrainSettings
@@ -113,6 +116,13 @@ CASES = {
             ("simalign", SimAlignConfig),
         )
     },
+    # The hard-negative stage's jobs (`xlsent hard-negatives-encode`, `hard-negatives`).
+    "hard_negatives.encode": (
+        PoolEncoding,
+        program_settings("hard_negatives.encode", _defaults(_block("hard_negatives.encode"))),
+        {},
+    ),
+    "hard_negatives.mine": (MiningSettings, _defaults(_block("hard_negatives.mine")), {}),
 }
 
 

@@ -23,6 +23,7 @@ from support import ROOT
 from xlsent.cli import build_parser, main
 from xlsent.corpus import clean as cleaning
 from xlsent.corpus.bitext import Bitext, in_memory
+from xlsent.corpus.clean_base import CleanConfig
 from xlsent.corpus.sources import SOURCES, Shipped, Source
 
 SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
@@ -239,7 +240,7 @@ def test_a_registered_source_is_cleaned_by_xlsent_clean(tmp_path: Path, monkeypa
         [in_memory("tsv", str(tmp_path / "kk.tsv"), pairs)],
         "kk",
         tmp_path / "direct.parquet",
-        cleaning.CleanConfig(min_tokens=1, max_length_ratio=3.0),
+        CleanConfig(min_tokens=1, max_length_ratio=3.0),
     )
     assert stats == direct
     assert cleaned.equals(pl.read_parquet(tmp_path / "direct.parquet"))

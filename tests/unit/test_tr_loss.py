@@ -62,3 +62,53 @@ def test_perfect_alignment_has_lower_loss_than_shuffled():
 def test_unknown_direction_is_refused():
     with pytest.raises(ValueError, match="fwd"):
         translation_ranking_loss(XX, EN, direction="backward")
+
+
+def test_additive_margin_lowers_each_gold_cosine_in_both_directions():
+    """LaBSE's additive margin by hand: the gold cosine less m before the softmax, in each
+    direction (eq. 9 with φ(x_i, y_i) − m in the numerator and its denominator)."""
+    tau, m = 0.05, 0.3
+    forward = (_nll(1.0 - m, [R], tau) + _nll(R - m, [0.0], tau)) / 2
+    backward = (_nll(1.0 - m, [0.0], tau) + _nll(R - m, [R], tau)) / 2
+    loss = translation_ranking_loss(XX, EN, tau, margin=m)
+    assert loss.item() == pytest.approx(forward, rel=1e-5)
+    both = translation_ranking_loss(XX, EN, tau, direction="both", margin=m)
+    assert both.item() == pytest.approx((forward + backward) / 2, rel=1e-5)
+    # A margin makes a ranking already won cost more: the translation must win by m.
+    assert loss > translation_ranking_loss(XX, EN, tau)
+
+
+def test_hard_negatives_join_their_own_querys_candidates_only():
+    """xx0 = (1, 0) has hard negatives (1, 1) (cosine 1/√2) and an empty slot; xx1 = (0, 1)
+    has (0, -3) (cosine -1) and (1, 1) (1/√2). English queries (both) rank as without."""
+    tau = 0.05
+    hard = torch.tensor([[[1.0, 1.0], [5.0, 5.0]], [[0.0, -3.0], [1.0, 1.0]]], requires_grad=True)
+    mask = torch.tensor([[True, False], [True, True]])
+    forward = (_nll(1.0, [R, R], tau) + _nll(R, [0.0, -1.0, R], tau)) / 2
+    loss = translation_ranking_loss(XX, EN, tau, negatives=hard, negatives_mask=mask)
+    assert loss.item() == pytest.approx(forward, rel=1e-5)
+    loss.backward()
+    assert hard.grad[0, 1].abs().sum() == 0  # the empty slot's vector is not a candidate
+    assert hard.grad[0, 0].abs().sum() > 0 and hard.grad[1].abs().sum() > 0
+    backward = (_nll(1.0, [0.0], tau) + _nll(R, [R], tau)) / 2
+    both = translation_ranking_loss(
+        XX, EN, tau, direction="both", negatives=hard.detach(), negatives_mask=mask
+    )
+    assert both.item() == pytest.approx((forward + backward) / 2, rel=1e-5)
+
+
+def test_hard_negatives_with_a_margin_and_gathered_candidates():
+    """As the second of two processes (the other's English first, ours at offset 2), with a
+    margin: a query's own hard negative joins the gathered candidates."""
+    other = torch.tensor([[0.0, 1.0]])
+
+    def gather(keys: torch.Tensor) -> tuple[torch.Tensor, int]:
+        return torch.cat([other, keys]), len(other)
+
+    tau, m = 0.05, 0.2
+    hard = torch.tensor([[[1.0, 1.0]], [[1.0, 0.0]]])
+    # xx0 = (1, 0): other 0, en0 1 − m, en1 1/√2, hard 1/√2; xx1 = (0, 1): other 1, en0 0,
+    # en1 1/√2 − m, hard 0.
+    expected = (_nll(1.0 - m, [0.0, R, R], tau) + _nll(R - m, [1.0, 0.0, 0.0], tau)) / 2
+    loss = translation_ranking_loss(XX, EN, tau, gather=gather, margin=m, negatives=hard)
+    assert loss.item() == pytest.approx(expected, rel=1e-5)

@@ -13,7 +13,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from support import SHARED, save_tiny_model
 
 from xlsent.cli import main
-from xlsent.evaluate import bucc, mining_set, retrieval, tatoeba, vectors
+from xlsent.evaluate import bucc, encoding, mining_set, retrieval, tatoeba, vectors
 from xlsent.evaluate.mining import MiningSettings
 from xlsent.evaluate.vectors import SentenceVectors, VectorsError
 from xlsent.io import sha256_tree, write_parquet
@@ -67,7 +67,7 @@ def test_a_mining_source_reads_the_held_out_splits(tmp_path):
 
 
 def test_length_sorted_chunks_come_back_in_the_callers_order(monkeypatch):
-    monkeypatch.setattr(vectors, "CHUNK", 2)  # three chunks of the five texts
+    monkeypatch.setattr(encoding, "CHUNK", 2)  # three chunks of the five texts
     calls = []
 
     def lengths(texts, lang):
@@ -75,7 +75,7 @@ def test_length_sorted_chunks_come_back_in_the_callers_order(monkeypatch):
         return np.array([[len(t), ord(t[0])] for t in texts], dtype=np.float32)
 
     texts = ["ccc", "a", "eeeee", "bb", "dddd"]
-    out = vectors.embed(lengths, texts, "de")
+    out = encoding.embed(lengths, texts, "de")
     assert out.tolist() == [[len(t), ord(t[0])] for t in texts]
     assert calls == [["a", "bb"], ["ccc", "dddd"], ["eeeee"]]
 

@@ -1,7 +1,7 @@
 """A job that fails on bad input says why on the console, not only in its log.
 
 Every rule's command writes its stderr to the job's `log:` file (`2> {log}`); the Snakefile's
-`onerror` prints the failed job's own ERROR line (xlsent.failures) after Snakemake's
+`onerror` prints the failed job's own ERROR line (xlsent.failures.failed_jobs) after Snakemake's
 "non-zero exit status". Each run fails at its first jobs, in seconds.
 """
 

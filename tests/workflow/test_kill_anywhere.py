@@ -4,8 +4,8 @@ On a tiny DAG of the whole workflow (two languages of the embedded demo; a one-l
 pretrained with MLM, then trained with TR from it and with WACSE on WSPAlign links of a tiny
 aligner built here; a dual-pivot head over the MLM encoder; Bi-Sent2vec; Tatoeba; tables and
 plots), every long-running job kind is killed with SIGKILL at its named
-kill point (`xlsent.faults`), and Snakemake itself with SIGTERM and with SIGKILL. After each
-kill:
+kill point (`xlsent.failures.kill_points`), and Snakemake itself with SIGTERM and with
+SIGKILL. After each kill:
 
 (a) nothing stale is reported as done: the dry run plans the tables, and every result that
     exists either is final (equal to the uninterrupted run's) or is planned to be rebuilt;
@@ -47,18 +47,19 @@ from support import (
     write_config,
 )
 
-from xlsent.corpus.clean import CleanConfig, clean
+from xlsent.corpus.clean import clean
+from xlsent.corpus.clean_base import CleanConfig
 from xlsent.corpus.readers import demo
+from xlsent.failures.locks import group_members
 from xlsent.models.tokenizer import train_sentencepiece
-from xlsent.recovery import group_members
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.train import speed
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
-# Every kill point of the workflow's jobs (xlsent.faults.kill_point), named by rule; train
-# at four moments: before its first checkpoint (its first step), right after a checkpoint,
-# during a dev evaluation, and while it writes the exported model.
+# Every kill point of the workflow's jobs (xlsent.failures.kill_points.kill_point), named by
+# rule; train at four moments: before its first checkpoint (its first step), right after a
+# checkpoint, during a dev evaluation, and while it writes the exported model.
 KILL_POINTS = [
     "clean",
     "sample",
@@ -334,14 +335,16 @@ def assert_as_a_first_run(workdir: Path) -> None:
 def kill_everywhere(
     workdir: Path, reference: Path, kill_log: Path, after_first_kill=lambda: None
 ) -> list[str]:
-    """Run the plain command with every kill point not yet fired armed, until a run
-    completes; after each kill check (a), and after the first `after_first_kill`. Return the
-    points in the order they fired (one per killed job)."""
+    """Run the plain command (with `--keep-going`) with every kill point not yet fired armed,
+    until a run completes; after each run that a kill failed check (a), and after the first
+    `after_first_kill`. Return the points in the order they fired (one per killed job)."""
     fired: list[str] = []
     for attempt in range(len(KILL_POINTS) + 1):
         remaining = [point for point in KILL_POINTS if point not in fired]
         env = snakemake_env(XLSENT_KILL_AT=",".join(remaining), XLSENT_KILL_LOG=str(kill_log))
-        proc = _plain_run(workdir, env=env, should_fail=None)
+        # `--keep-going` (as the Slurm profile sets it): every job not downstream of a killed
+        # one goes on, so the kills of independent jobs come in one run, not one run each.
+        proc = _plain_run(workdir, "--keep-going", env=env, should_fail=None)
         now = kill_log.read_text().split() if kill_log.exists() else []
         new = now[len(fired) :]
         fired = now

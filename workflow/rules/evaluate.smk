@@ -219,7 +219,7 @@ rule bli_dictionary:
 
 
 rule bli_seed:
-    # The seed part of a language's dictionaries (xlsent.evaluate.bli.split_dictionary): the
+    # The seed part of a language's dictionaries (xlsent.dictionaries.split_dictionary): the
     # pairs of a seeded share of their English words, which the mapped runs fit on. Seconds.
     input:
         unpack(bli_split_inputs),

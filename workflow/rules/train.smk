@@ -48,7 +48,7 @@ rule train:
     priority: PRIORITY["training"]
     conda:
         "../../envs/gpu.yaml"
-    threads: lambda w: settings_of(w)["threads"]
+    threads: lambda w: train_settings_of(w)["threads"]
     resources:
         nodes=train_resources("nodes"),
         gpu=train_resources("gpu"),

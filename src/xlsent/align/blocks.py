@@ -55,9 +55,12 @@ def fingerprint(
 
 
 class Blocks:
-    """The finished blocks of the shard at `shard`, under the job's `stamp` (`fingerprint`)."""
+    """The finished blocks of the shard at `shard`, under the job's `stamp` (`fingerprint`),
+    each a table of `schema` (an alignment shard's; the hard-negative stage keeps its
+    encoded blocks here too, `xlsent.hard_negatives.encode`)."""
 
-    def __init__(self, shard: Path, stamp: str):
+    def __init__(self, shard: Path, stamp: str, schema: pa.Schema = SHARD_SCHEMA):
+        self.schema = schema
         self.directory = shard.with_name(f".{shard.name}.blocks")
         kept = self.directory / _STAMP
         if not (kept.is_file() and kept.read_text() == stamp):
@@ -81,7 +84,7 @@ class Blocks:
 
     def write(self, block: int, table: pa.Table, counts: dict) -> None:
         """Keep a finished block (atomically: a half-written block is never read back)."""
-        schema = SHARD_SCHEMA.with_metadata({_COUNTS: json.dumps(counts)})
+        schema = self.schema.with_metadata({_COUNTS: json.dumps(counts)})
         with atomic_path(self._path(block)) as tmp, pa.ipc.new_file(tmp, schema) as writer:
             writer.write_table(table.replace_schema_metadata(schema.metadata))
 

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from xlsent.download import download
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 from xlsent.io import sha256_file
 
 log = logging.getLogger(__name__)

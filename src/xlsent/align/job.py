@@ -15,8 +15,8 @@ from xlsent.align.blocks import BLOCK_CHUNKS, Blocks, fingerprint
 from xlsent.align.links import SentencePair
 from xlsent.align.shards import read_pairs, shard_count, shard_rows, write_shard
 from xlsent.align.statistical import EflomalAligner, EflomalConfig
-from xlsent.config.runs import settings_object
-from xlsent.faults import kill_point
+from xlsent.arguments import settings_object
+from xlsent.failures.kill_points import kill_point
 
 if TYPE_CHECKING:  # the neural aligners' modules import torch: only when they run
     from xlsent.align.simalign import SimAlignConfig

@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from xlsent.align.links import PairAlignment, SentencePair
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
+from xlsent.failures.unreadable import reading
 from xlsent.io import atomic_path, read_json, write_json
-from xlsent.readback import reading
 
 LINK = pa.struct([("en", pa.int16()), ("xx", pa.int16()), ("score", pa.float32())])
 SHARD_SCHEMA = pa.schema(

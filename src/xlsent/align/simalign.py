@@ -44,7 +44,7 @@ from torch import nn
 from tqdm import tqdm
 
 from xlsent.align.links import PairAlignment, ScoredLinks, SentencePair
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 from xlsent.tokenize import word_offsets
 
 METHODS = ("argmax", "itermax", "match")

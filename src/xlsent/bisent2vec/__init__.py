@@ -17,7 +17,7 @@ One model is trained per language pair en-xx, as the paper does.
 
 from __future__ import annotations
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 
 
 class Bisent2vecError(XlsentError):

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import pyarrow.parquet as pq
 
 from xlsent.bisent2vec import Bisent2vecError
+from xlsent.failures.unreadable import reading
 from xlsent.io import atomic_path
-from xlsent.readback import reading
 
 SPACE_MARK = "\u2581"
 WORDS_COLUMNS = ("en_words", "xx_words")

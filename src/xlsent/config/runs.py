@@ -3,32 +3,13 @@ job gets them, the run a run starts from, the languages and groups evaluated."""
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
 
 from xlsent import languages
-from xlsent.arguments import UsageError
-from xlsent.errors import XlsentError
-from xlsent.train.resume_notes import Note, resume_note
+from xlsent.methods import DUALPIVOT_METHODS, WORD_VECTOR_METHODS
 from xlsent.train.settings import LEFT_OUT_AT_DEFAULT as TRAIN_LEFT_OUT_AT_DEFAULT
 
-T = TypeVar("T")
-
-# Run methods: those that train an encoder (`train` settings, a `model`), those that train a
-# head over a frozen encoder (dual-pivot: `dualpivot` settings, a `model`), and those that
-# train word vectors per language pair (`bisent2vec` settings; Bi-Sent2vec, its CBOW
-# baseline and the mapping baseline, which adds `mapped` settings).
-ENCODER_METHODS = ("tr", "wacse", "dap", "mlm", "tlm", "tr-tlm")
-DUALPIVOT_METHODS = ("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer")
-WORD_VECTOR_METHODS = ("bisent2vec", "fasttext-cbow", "mapped")
-# The word aligners (`align.method`), each with its settings block `align.<method>`.
-ALIGN_METHODS = ("wspalign", "eflomal", "simalign")
-# The runs whose model directory encodes sentences (`xlsent.models.load`).
-SENTENCE_ENCODER_METHODS = ENCODER_METHODS + DUALPIVOT_METHODS
 # The keys of a settings block that the program its job runs does not take: the job's
 # resources, which the scheduler gives it (threads; gpus and nodes, whose processes the
 # train command starts), and settings of other jobs (bisent2vec.tfidf is the Tatoeba
@@ -43,6 +24,8 @@ NOT_PROGRAM_SETTINGS = {
     # neither changes a link, so neither reruns a shard.
     "align.wspalign": ("model", "gpus"),
     "align.simalign": ("model", "gpus"),
+    # The hard-negative encoding jobs' GPUs and threads: resources, not how they encode.
+    "hard_negatives.encode": ("gpus", "threads"),
     "bisent2vec": ("threads", "tfidf"),
     "corpus": ("source", "opus", "local", "demo", "clean"),
     # The encode jobs' GPUs: a resource of the job, not how it encodes.
@@ -188,23 +171,6 @@ def train_settings(config: dict, run: str, seed: int) -> dict:
     return {**config["train"], **spec["train"], "method": spec["method"], "seed": seed}
 
 
-def training_note(config: dict, run: str, seed: int) -> Note | None:
-    """What the planned training of `run` at `seed` does with its checkpoint (resume at its
-    step, or start over and why: `xlsent.train.resume_notes`), for the console; None without
-    a checkpoint."""
-    from xlsent.config.outputs import CHECKPOINTS
-    from xlsent.train.settings import TrainSettings, identity
-
-    settings = train_settings(config, run, seed)
-    trainer = settings_object(TrainSettings, program_settings("train", settings), "train")
-    note = resume_note(
-        Path(CHECKPOINTS.format(run=run, seed=seed)),
-        identity(trainer),
-        training_processes(settings),
-    )
-    return note and note._replace(text=f"training {run} (seed {seed}): {note.text}")
-
-
 def processes_per_node(settings: dict) -> int:
     """The training processes on each node of a job with training `settings`: one per GPU,
     or `gpus` processes on a CPU; one without a GPU."""
@@ -307,39 +273,7 @@ def clean_settings(config: dict) -> dict:
     return settings
 
 
-def settings_object(
-    cls: type[T],
-    values: dict[str, Any],
-    block: str,
-    error: type[XlsentError] = UsageError,
-) -> T:
-    """`cls` (a settings dataclass) from `values`, a command's `--settings` JSON.
-
-    The rules pass a schema block, validated and with its defaults filled, so a key the
-    dataclass lacks, or a field without a default that is missing, is a program and schema
-    out of step or a hand-written command's typo: either fails as `error`, naming the key
-    (and the closest known one) instead of a TypeError from the constructor. `block`: the
-    settings' name in the message.
-    """
-    known = [f.name for f in dataclasses.fields(cls)]
-    for key in values:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise error(f"unknown {block} setting {key!r}{hint}; known: {', '.join(sorted(known))}")
-    missing = [
-        f.name
-        for f in dataclasses.fields(cls)
-        if f.name not in values
-        and f.default is dataclasses.MISSING
-        and f.default_factory is dataclasses.MISSING
-    ]
-    if missing:
-        raise error(f"{block} settings lack {', '.join(missing)}")
-    return cls(**values)
-
-
-def trainer_settings(config: dict, run: str, seed: int) -> dict:
+def bisent2vec_trainer_settings(config: dict, run: str, seed: int) -> dict:
     """What the Bi-Sent2vec trainer takes (`xlsent bisent2vec-train --settings`): the run's
     program settings and the seed."""
     return {**program_settings("bisent2vec", bisent2vec_settings(config, run)), "seed": seed}

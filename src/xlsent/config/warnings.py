@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 from xlsent.config.runs import (
-    ENCODER_METHODS,
     group_languages,
     listed,
     runs_of,
@@ -13,6 +12,7 @@ from xlsent.config.runs import (
     tatoeba_languages,
     train_key,
 )
+from xlsent.methods import ENCODER_METHODS
 
 
 def config_warnings(config: dict) -> list[str]:

@@ -21,7 +21,7 @@ from typing import IO
 import pyarrow as pa
 
 from xlsent.corpus.lines import Facts, read_lines
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 from xlsent.io import file_error
 
 # What reading a truncated or corrupt gzip file or zip member raises (BadGzipFile is an

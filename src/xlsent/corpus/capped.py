@@ -60,16 +60,15 @@ import polars as pl
 import pyarrow as pa
 from tqdm import tqdm
 
-from xlsent.corpus import clean as cleaning
-from xlsent.corpus import dap_filters, pair_filters
+from xlsent.corpus import clean_base, dap_filters, pair_filters
 from xlsent.corpus.bitext import Bitext
 from xlsent.corpus.pair_filters import Verdicts
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
 from xlsent.io import parquet_writer
 
 log = logging.getLogger(__name__)
 
-FILTERS = cleaning.FILTERS["dap"]
+FILTERS = clean_base.FILTERS["dap"]
 _TEXT_SCHEMA = pa.schema(
     [("en", pa.large_string()), ("xx", pa.large_string()), ("line", pa.int64())]
 )
@@ -119,16 +118,16 @@ class _Source:
 
 
 def clean(
-    bitexts: list[Bitext], lang: str, out_path: str | Path, cfg: cleaning.CleanConfig
+    bitexts: list[Bitext], lang: str, out_path: str | Path, cfg: clean_base.CleanConfig
 ) -> dict:
     """Clean `bitexts` of English–`lang` into `out_path` (Parquet) with DAP's filters, at most
     `cfg.per_source_cap` pairs of each source; return the statistics: those of
     `xlsent.corpus.clean`, with `beyond_cap` (in all and per source) and `per_source_cap`."""
     out_path = Path(out_path)
     cap = int(cfg.per_source_cap)
-    with cleaning.scratch(out_path) as directory:
+    with clean_base.scratch(out_path) as directory:
         files = _Files(directory)
-        with cleaning.naming(out_path):
+        with clean_base.naming(out_path):
             stats, sources = _first_pass(bitexts, lang, cfg, files)
         tokens = dap_filters.SubwordTokens(cfg.tokenizer)
         rounds = 0
@@ -146,8 +145,8 @@ def clean(
                 ),
             )
         chosen = _count(stats, sources, cap, [bitext.origin for bitext in bitexts])
-        cleaning.check_kept(stats, lang)
-        with cleaning.naming(out_path):
+        clean_base.check_kept(stats, lang)
+        with clean_base.naming(out_path):
             written = _write(files, chosen, [bitext.corpus for bitext in bitexts], out_path)
         for name, count in written.items():
             stats["sources"][name]["kept"] = count
@@ -212,7 +211,7 @@ class _Files:
 
 
 def _first_pass(
-    bitexts: list[Bitext], lang: str, cfg: cleaning.CleanConfig, files: _Files
+    bitexts: list[Bitext], lang: str, cfg: clean_base.CleanConfig, files: _Files
 ) -> tuple[dict, list[_Source]]:
     """DAP's character cleanup and text filters on every pair; the candidates to `files`."""
     dropped = dict.fromkeys(FILTERS, 0)
@@ -252,7 +251,7 @@ def _first_pass(
                     (bitext.en_origin, pair_filters.fact(en, "utf8")),
                     (bitext.xx_origin, pair_filters.fact(xx, "utf8")),
                 ]
-                cleaning.account(
+                clean_base.account(
                     verdicts.reason, FILTERS, first, bitext.origin, dropped, examples, utf8
                 )
                 bar.update(len(en))
@@ -275,7 +274,7 @@ def _first_pass(
         "read": sum(s["read"] for s in stats_sources.values()),
         "kept": None,
         "dropped": dropped,
-        cleaning.CHANGED["dap"]: changed,
+        clean_base.CHANGED["dap"]: changed,
         "median_length_ratio": None,
         "sources": stats_sources,
         "examples": examples,
@@ -288,7 +287,7 @@ def _examine(
     pending: list[_Source],
     cap: int,
     tokens: dap_filters.SubwordTokens,
-    cfg: cleaning.CleanConfig,
+    cfg: clean_base.CleanConfig,
 ) -> None:
     """One round: filter each pending source's candidates of its next key range, and decide
     which of them are kept."""
@@ -435,7 +434,7 @@ def _count(stats: dict, sources: list[_Source], cap: int, origins: list[str]) ->
         reasons = np.bincount(rows["reason"].to_numpy(), minlength=len(FILTERS) + 1)
         for code in np.flatnonzero(reasons[1:]) + 1:
             dropped[FILTERS[code - 1]] += int(reasons[code])
-            hits = rows.filter(pl.col("reason") == code).head(cleaning.EXAMPLES)
+            hits = rows.filter(pl.col("reason") == code).head(clean_base.EXAMPLES)
             stats["examples"][FILTERS[code - 1]] = [
                 f"{origins[bitext]}:{line}" for bitext, line in hits.select("bitext", "line").rows()
             ]
@@ -456,16 +455,16 @@ def _write(
     """Write the candidates at `positions` (ascending), their text as kept, numbered from 0;
     `sources`: each bitext's source. Return the pairs written per source."""
     written = dict.fromkeys(sources, 0)
-    with parquet_writer(out_path, cleaning.CORPUS_SCHEMA, cleaning.SENTENCES) as writer:
+    with parquet_writer(out_path, clean_base.CORPUS_SCHEMA, clean_base.SENTENCES) as writer:
         for rows, bitext in files.texts(positions):
             first = sum(written.values())
             written[sources[bitext]] += len(rows)
             ids = pa.array(np.arange(first, first + len(rows), dtype=np.int64))
             text = [
                 dap_filters.single_spaced(rows[side]).to_arrow().cast(pa.string())
-                for side in cleaning.SENTENCES
+                for side in clean_base.SENTENCES
             ]
             columns = [ids, *text, pa.repeat(sources[bitext], len(rows))]
-            writer.write_table(pa.Table.from_arrays(columns, schema=cleaning.CORPUS_SCHEMA))
+            writer.write_table(pa.Table.from_arrays(columns, schema=clean_base.CORPUS_SCHEMA))
             kill_point("clean")
     return written

@@ -32,10 +32,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from xlsent.corpus.bitext import CorpusError
-from xlsent.corpus.clean import CORPUS_SCHEMA, SENTENCES
-from xlsent.faults import kill_point
+from xlsent.corpus.clean_base import CORPUS_SCHEMA, SENTENCES
+from xlsent.failures.kill_points import kill_point
+from xlsent.failures.unreadable import reading
 from xlsent.io import parquet_writer
-from xlsent.readback import reading
 
 log = logging.getLogger(__name__)
 

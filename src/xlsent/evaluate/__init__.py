@@ -1,4 +1,4 @@
-"""Evaluation: similarity search and the benchmark tasks built on it."""
+"""Evaluation: the benchmark tasks, built on the similarity search of `xlsent.search`."""
 
 from __future__ import annotations
 

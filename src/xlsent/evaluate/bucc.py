@@ -32,15 +32,15 @@ from __future__ import annotations
 import logging
 import math
 import tarfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from xlsent.errors import XlsentError
 from xlsent.evaluate import mining
-from xlsent.evaluate.vectors import embed
+from xlsent.evaluate.encoding import Encoder, embed
+from xlsent.failures.errors import XlsentError
 from xlsent.io import atomic_path, utf8_lines
 
 log = logging.getLogger(__name__)
@@ -220,9 +220,6 @@ def fetch(
 
 
 # -- evaluation ----------------------------------------------------------------------------------
-
-# An encoder maps sentences of one language (ISO 639-1 code) to one vector per sentence.
-Encoder = Callable[[list[str], str], np.ndarray]
 
 
 def distinct(texts: list[str]) -> tuple[list[str], np.ndarray]:

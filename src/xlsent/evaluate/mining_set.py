@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from xlsent.errors import XlsentError
 from xlsent.evaluate.bucc import BuccSplit, write_split
-from xlsent.readback import reading
+from xlsent.failures.errors import XlsentError
+from xlsent.failures.unreadable import reading
 
 log = logging.getLogger(__name__)
 

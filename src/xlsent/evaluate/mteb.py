@@ -41,8 +41,9 @@ from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ModelMeta, ScoringFunction
 
 from xlsent import languages
-from xlsent.errors import XlsentError
 from xlsent.evaluate import tatoeba
+from xlsent.evaluate.encoding import Encoder
+from xlsent.failures.errors import XlsentError
 from xlsent.io import atomic_path
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ class XlsentEncoder(AbsEncoder):
 
     def __init__(
         self,
-        encode: tatoeba.Encoder,
+        encode: Encoder,
         name: str,
         revision: str,
         *,

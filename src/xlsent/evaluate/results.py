@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from xlsent.failures.unreadable import reading
 from xlsent.io import write_parquet
-from xlsent.readback import reading
 
 COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
 

@@ -28,8 +28,9 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from xlsent.errors import XlsentError
 from xlsent.evaluate import mining_set, tatoeba
+from xlsent.evaluate.encoding import Encoder
+from xlsent.failures.errors import XlsentError
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def heldout_pairs(
 
 def evaluate(
     pairs: Mapping[str, tuple[Sequence[str], Sequence[str]]],
-    encoder_of: Callable[[str], tatoeba.Encoder],
+    encoder_of: Callable[[str], Encoder],
 ) -> list[dict]:
     """P@1 (%) of each language's held-out pairs, xx→en and en→xx, as result rows.
 

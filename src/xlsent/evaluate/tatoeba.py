@@ -15,18 +15,18 @@ the text a vector is looked up by.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from xlsent.errors import XlsentError
 from xlsent.evaluate import TATOEBA_TEXTS
-from xlsent.evaluate.search import p_at_1
-from xlsent.faults import kill_point
+from xlsent.evaluate.encoding import Encoder
+from xlsent.failures.errors import XlsentError
+from xlsent.failures.kill_points import kill_point
 from xlsent.io import utf8_lines
 from xlsent.languages import ENGLISH, UnknownLanguageError, get
+from xlsent.search import p_at_1
 
 LASER_URL = "https://raw.githubusercontent.com/facebookresearch/LASER/main/data/tatoeba/v1"
 
@@ -88,11 +88,6 @@ def read_pairs(directory: Path, lang: str, text: str = "laser") -> tuple[list[st
     if not xx:
         raise TatoebaError(f"{xx_path} and {en_path} are empty: there is nothing to evaluate")
     return xx, en
-
-
-# An encoder maps sentences of one language (its code) to one vector per sentence; the
-# language matters only to encoders with language embeddings.
-Encoder = Callable[[list[str], str], np.ndarray]
 
 
 def _embed(encode: Encoder, sentences: list[str], lang: str) -> np.ndarray:

@@ -23,8 +23,9 @@ The file is Arrow IPC: one row per (lang, text), English under `en`, with its `v
 schema's metadata records the model directory's content digest (`sha256_tree`), the encoding
 settings and the source, so a vector file can be matched to the model that wrote it.
 
-Each language's distinct sentences are encoded together in length-sorted chunks (`embed`):
-a sentence's vector does not depend on which evaluation asked for it.
+Each language's distinct sentences are encoded together in length-sorted chunks
+(`xlsent.evaluate.encoding.embed`): a sentence's vector does not depend on which evaluation
+asked for it.
 """
 
 from __future__ import annotations
@@ -39,17 +40,14 @@ import numpy as np
 import pyarrow as pa
 from tqdm import tqdm
 
-from xlsent.errors import XlsentError
-from xlsent.evaluate.tatoeba import Encoder
-from xlsent.faults import kill_point
+from xlsent.evaluate.encoding import Encoder, embed
+from xlsent.failures.errors import XlsentError
+from xlsent.failures.kill_points import kill_point
 from xlsent.io import atomic_path
 
 log = logging.getLogger(__name__)
 
 SOURCES = ("tatoeba", "mining", "bucc2018")
-# Sentences per encoder call: sorted by length within it, so that batches pad little, and
-# few enough that tokenising a chunk is cheap in memory (BUCC 2018: 400K a side).
-CHUNK = 8192
 
 
 class VectorsError(XlsentError):
@@ -109,26 +107,6 @@ def distinct_by_language(parts: Iterable[tuple[str, Sequence[str]]]) -> dict[str
 
 
 # -- encoding -----------------------------------------------------------------------------------
-
-
-def embed(encode: Encoder, texts: Sequence[str], lang: str) -> np.ndarray:
-    """One float32 vector per text, encoded in length-sorted chunks (little padding)."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    parts = []
-    for start in range(0, len(texts), CHUNK):
-        chunk = [texts[i] for i in order[start : start + CHUNK]]
-        vectors = np.asarray(encode(chunk, lang), dtype=np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(chunk):
-            raise ValueError(
-                f"the encoder returned shape {vectors.shape} for {len(chunk)} sentences; it "
-                "must return one row per sentence"
-            )
-        parts.append(vectors)
-    if not parts:
-        raise ValueError(f"no {lang} sentences to encode")
-    out = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
-    out[order] = np.concatenate(parts)
-    return out
 
 
 def encode_sentences(encode: Encoder, sentences: Mapping[str, Sequence[str]]) -> pa.Table:

@@ -30,7 +30,7 @@ Relations:
   ranks the batch's sentences; summed over links and divided by 2N where TR averages.
 - Its word vectors come from the pass that gives TR's sentence vectors
   (`xlsent.train.objectives.word_vectors`); WACSE Figure 1 draws vectors made alike
-  (`xlsent.evaluate.figures.word_vectors`).
+  (`xlsent.figures.alignment.word_vectors`).
 
 Example: one pair of two words a side, each linked to the word pointing its way; at τ = 1
 each of the 4 terms (2 links, both directions) is log(1 + e^-1), summed over 2N = 2:

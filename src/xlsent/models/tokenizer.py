@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow.parquet as pq
 
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
+from xlsent.failures.unreadable import reading
 from xlsent.io import atomic_path, write_json
-from xlsent.readback import reading
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from xlsent.readback import remake_command
+from xlsent.failures.unreadable import remake_command
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.tables.speed import training_speed
 from xlsent.tables.write import write_table

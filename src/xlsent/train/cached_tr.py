@@ -28,6 +28,9 @@ Relations:
   `xlsent.train.objectives.Objectives.forward`, with fewer negatives and one pass fewer.
 - `xlsent.train.objectives.Objectives.forward` takes step 2's gradients (`tr_grads`) for
   step 3, where the per-pair terms (`awp`, `wtr`, `rtl`, TLM) are added as without caching.
+- TR's additive margin and hard negatives (`translation_ranking_loss`'s `margin` and
+  `negatives`) are taken in step 2 as in the plain loss; a micro-batch's hard negatives are
+  encoded in both of its passes, after its pairs, and step 2 returns their gradients too.
 - sentence-transformers' CachedMultipleNegativesRankingLoss is the same technique around
   its MultipleNegativesRankingLoss, which TR's `fwd` is.
 
@@ -51,7 +54,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from xlsent.losses.tr import translation_ranking_loss
+from xlsent.losses.tr import negative_slots, translation_ranking_loss
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,8 @@ def batch_gradients(
     temperature: float,
     direction: str,
     world_size: int = 1,
+    margin: float = 0.0,
+    hard_index: list[torch.Tensor] | None = None,
 ) -> tuple[list[torch.Tensor], torch.Tensor]:
     """Step 2: the gradient of `weight`·L_TR over the whole batch with respect to each
     micro-batch's sentence vectors, and the loss L_TR (unweighted; a 0-dim tensor on the
@@ -87,22 +92,52 @@ def batch_gradients(
     then their English translations), computed without a graph. With several processes,
     every process's vectors are gathered: each query ranks its translation among every
     English sentence of the step, and the gradients returned are this process's rows.
+    `margin`: TR's additive margin (`translation_ranking_loss`). `hard_index` (hard
+    negatives): per micro-batch, N_k×k rows of its hard negatives' vectors, which follow the
+    2N_k in its `vectors` ((2N_k + M_k)×d), -1 where a pair has none; each query ranks its
+    own (gathered with it under several processes), and their gradients are returned too.
     """
-    sizes = [len(v) // 2 for v in vectors]
-    xx = torch.cat([v[: len(v) // 2] for v in vectors]).float()
-    en = torch.cat([v[len(v) // 2 :] for v in vectors]).float()
+    if hard_index is None:
+        sizes = [len(v) // 2 for v in vectors]
+    else:
+        sizes = [len(index) for index in hard_index]
+    xx = torch.cat([v[:n] for v, n in zip(vectors, sizes, strict=True)]).float()
+    en = torch.cat([v[n : 2 * n] for v, n in zip(vectors, sizes, strict=True)]).float()
+    hard = mask = None
+    if hard_index is not None:
+        # Each query's own negatives as N×k×d.
+        slots = [
+            negative_slots(v[2 * n :].float(), index)
+            for v, n, index in zip(vectors, sizes, hard_index, strict=True)
+        ]
+        hard = torch.cat([vectors_of for vectors_of, _ in slots])
+        mask = torch.cat([present for _, present in slots])
     offset = 0
     if world_size > 1:
         xx, en = _all_gather(xx), _all_gather(en)
+        if hard is not None:
+            # gloo gathers no bool tensors: the mask travels as bytes.
+            hard, mask = _all_gather(hard), _all_gather(mask.to(torch.uint8)).bool()
         offset = dist.get_rank() * sum(sizes)
-    xx.requires_grad_(True)
-    en.requires_grad_(True)
+    leaves = [xx.requires_grad_(True), en.requires_grad_(True)]
+    if hard is not None:
+        leaves.append(hard.requires_grad_(True))
     with torch.enable_grad():
-        loss = translation_ranking_loss(xx, en, temperature, direction)
-        g_xx, g_en = torch.autograd.grad(weight * loss, (xx, en))
+        loss = translation_ranking_loss(
+            xx, en, temperature, direction, margin=margin, negatives=hard, negatives_mask=mask
+        )
+        found = torch.autograd.grad(weight * loss, leaves)
     grads, start = [], offset
-    for n in sizes:
-        grads.append(torch.cat([g_xx[start : start + n], g_en[start : start + n]]))
+    for k, n in enumerate(sizes):
+        rows = slice(start, start + n)
+        parts = [found[0][rows], found[1][rows]]
+        if hard is not None:
+            # Back from the N×k slots to the micro-batch's negative rows (one slot each).
+            index, slots = hard_index[k], found[2][rows]
+            valid = index >= 0
+            rows_of = torch.zeros(len(vectors[k]) - 2 * n, slots.shape[-1], device=slots.device)
+            parts.append(rows_of.index_add_(0, index[valid], slots[valid]))
+        grads.append(torch.cat(parts))
         start += n
     return grads, loss.detach()
 

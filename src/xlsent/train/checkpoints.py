@@ -37,9 +37,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
+from xlsent.failures.unreadable import set_aside
 from xlsent.io import atomic_path, sha256_file, write_json
-from xlsent.readback import set_aside
 from xlsent.train.resume_notes import remove_record
 from xlsent.train.settings import (
     ADDED_SINCE_FIELD_HASH,

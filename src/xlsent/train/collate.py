@@ -5,7 +5,8 @@ Everything a loss needs that is not a model output is built here, once per micro
 ahead of time (the trainer builds the next micro-batch in a background thread while the
 device computes): the padded ids (`collate`), WTR's word-averaging weights and links
 (`word_pooling`), AWP's masked copies and targets (`masked_copies`), RTL's English targets
-(`english_targets`), MLM's and TLM's corrupted sentences (`mask_tokens`, `Collator`).
+(`english_targets`), MLM's and TLM's corrupted sentences (`mask_tokens`, `Collator`), TR's
+hard negatives (`hard_negatives`).
 So the losses (`xlsent.losses`) stay tensor maths, and the objectives
 (`xlsent.train.objectives`) only encode, apply heads and call them.
 
@@ -82,6 +83,17 @@ class RTLTensors:
 
 
 @dataclass(frozen=True)
+class HardNegativeTensors:
+    """TR's hard negatives of a micro-batch (`hard_negatives`): the English sentences mined
+    for its pairs, each once, and each pair's rows of them."""
+
+    ids: torch.Tensor  # M×T: the negatives' subwords, collated
+    mask: torch.Tensor
+    types: torch.Tensor | None  # English's language id, for encoders with language embeddings
+    index: torch.Tensor  # N×k: each pair's negatives, rows of `ids`; -1 for an empty slot
+
+
+@dataclass(frozen=True)
 class LMTensors:
     """MLM's or TLM's own sequences: monolingual sentences (MLM) or concatenated pairs (TLM),
     corrupted, and the subwords they predict."""
@@ -106,6 +118,7 @@ class Batch:
     awp: AWPTensors | None = None  # None also in a micro-batch without an aligned word
     rtl: RTLTensors | None = None
     lm: LMTensors | None = None
+    hard: HardNegativeTensors | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -116,7 +129,8 @@ class Batch:
         """Real (non-pad) tokens the encoder reads in the batch's main passes: read on the
         batch as built, on the CPU (on a device's copy each read waits for the device)."""
         lm_mask = None if self.lm is None else self.lm.mask
-        return sum(int(m.sum()) for m in (self.mask, lm_mask) if m is not None)
+        hard_mask = None if self.hard is None else self.hard.mask
+        return sum(int(m.sum()) for m in (self.mask, lm_mask, hard_mask) if m is not None)
 
     def to(self, device: torch.device) -> Batch:
         return _mapped(self, lambda t: t.to(device, non_blocking=True))
@@ -149,7 +163,8 @@ class Collator:
     a language-modelling batch: `mlm` (monolingual sentences, from a `Monolingual` pool) or
     `tlm` (the pairs concatenated, as `tlm_input` lays them out), each subword chosen with
     `mlm_probability` and corrupted with a random one of the `vocab_size` ids (never a special
-    one) in a tenth of the cases.
+    one) in a tenth of the cases; `hard_negatives` the first that many of each pair's mined
+    English negatives (`Pairs.negatives`), for TR.
     """
 
     tokens: Tokens
@@ -162,6 +177,7 @@ class Collator:
     mlm_probability: float = 0.15
     vocab_size: int = 0
     tlm_input: str = "xlm"
+    hard_negatives: int = 0
 
     def __call__(
         self,
@@ -197,8 +213,9 @@ class Collator:
             sentence_types = torch.tensor(codes + [self.language_ids["en"]] * len(index))
             types = sentence_types[:, None].expand_as(ids).contiguous()
         rtl = RTLTensors(*english_targets(ids, mask)) if self.rtl else None
+        hard = self._hard(pairs, index) if self.hard_negatives else None
         if not self.wtr and self.awp_samples is None:
-            return Batch(ids, mask, types, rtl=rtl)
+            return Batch(ids, mask, types, rtl=rtl, hard=hard)
         if words is None:
             raise ValueError("WTR and AWP need the pairs' word alignments")
         starts = Ragged.concat([words.xx_starts.take(index), words.en_starts.take(index)])
@@ -208,7 +225,22 @@ class Collator:
         awp = None
         if self.awp_samples is not None:
             awp = self._awp(rows, starts, ends, links, sentence_types, rng)
-        return Batch(ids, mask, types, wtr=wtr, awp=awp, rtl=rtl)
+        return Batch(ids, mask, types, wtr=wtr, awp=awp, rtl=rtl, hard=hard)
+
+    def _hard(self, pairs: Pairs, index: np.ndarray) -> HardNegativeTensors:
+        """The first `hard_negatives` mined negatives of the pairs `index` (`hard_negatives`)."""
+        if pairs.negatives is None:
+            raise ValueError("TR's hard negatives need the pool's mined negatives")
+        rows, slots = hard_negatives(pairs.negatives[index, : self.hard_negatives])
+        t = self.tokens
+        if len(rows):
+            ids, mask = collate(pairs.en.take(rows), t.cls, t.sep, t.pad)
+        else:  # no pair of the micro-batch has one: nothing to encode
+            ids = mask = torch.zeros((0, 2), dtype=torch.int64)
+        types = None
+        if self.language_ids is not None:
+            types = torch.full_like(ids, self.language_ids["en"])
+        return HardNegativeTensors(ids, mask, types, torch.from_numpy(slots))
 
     @staticmethod
     def _wtr(starts: Ragged, ends: Ragged, links: Ragged, width: int) -> WTRTensors:
@@ -403,6 +435,18 @@ def collate(
     ids[np.arange(len(lengths)), lengths + 1] = sep_id
     mask = (np.arange(width)[None, :] < lengths[:, None] + 2).astype(np.int64)
     return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+def hard_negatives(mined: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pool rows a micro-batch encodes as its hard negatives, and each pair's slots in
+    them: `mined` (N×k) holds each pair's negatives as rows of the pool, -1 where the stage
+    found fewer than k. Every filled slot is a row of its own (M of them, in slot order), so
+    that a negative is one encoded sentence, and its gradient reaches it once; the slots
+    (N×k) index the M rows, -1 for the empty ones."""
+    filled = mined >= 0
+    slots = np.full(mined.shape, -1, dtype=np.int64)
+    slots[filled] = np.arange(int(filled.sum()))
+    return mined[filled].astype(np.int64), slots
 
 
 def word_pooling(starts: Ragged, ends: Ragged, width: int) -> tuple[torch.Tensor, torch.Tensor]:

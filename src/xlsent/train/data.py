@@ -30,18 +30,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from xlsent.failures.unreadable import reading
 from xlsent.ragged import Ragged, offsets_of
-from xlsent.readback import reading
 
 
 @dataclass(frozen=True)
 class Pairs:
-    """Aligned (xx, en) subword sequences with the language of each pair."""
+    """Aligned (xx, en) subword sequences with the language of each pair; for TR's hard
+    negatives (`with_negatives`) each pair's mined English negatives, as rows of the pool."""
 
     xx: Ragged
     en: Ragged
     lang: np.ndarray  # index into `langs`
     langs: tuple[str, ...]
+    negatives: np.ndarray | None = None  # N×mined pool rows, -1 for an empty slot
 
     def __len__(self) -> int:
         return len(self.lang)
@@ -69,7 +71,7 @@ WORD_FIELDS = ("xx_starts", "xx_ends", "en_starts", "en_ends", "links")
 
 def pairs_of(arrays: Arrays, langs: tuple[str, ...]) -> Pairs:
     """The `Pairs` of a pool's arrays; `langs`: its languages, in the order of `lang`."""
-    return Pairs(arrays["xx"], arrays["en"], arrays["lang"], langs)
+    return Pairs(arrays["xx"], arrays["en"], arrays["lang"], langs, arrays.get("negatives"))
 
 
 def word_aligned_of(arrays: Arrays) -> WordAligned:
@@ -126,15 +128,25 @@ def _pair_arrays(table: pa.Table, index: int, limit: int) -> Arrays:
     }
 
 
-def _subset(path: Path, code: str, max_pairs: int) -> pa.Table:
-    """A seeded random subset of `max_pairs` of the file's pairs, in file order (all of them
-    if it has no more)."""
+def subset_rows(rows: int, code: str, max_pairs: int | None) -> np.ndarray:
+    """The rows of language `code`'s file of `rows` pairs that a cap of `max_pairs` keeps: a
+    seeded random subset in file order, the same for every run and every stage that caps
+    (all of them without a cap, or if it has no more)."""
+    if max_pairs is None or rows <= max_pairs:
+        return np.arange(rows)
+    rng = np.random.default_rng([0, zlib.crc32(code.encode())])
+    return np.sort(rng.choice(rows, size=max_pairs, replace=False))
+
+
+def _subset(
+    path: Path, code: str, max_pairs: int, columns: list[str] | None = PAIR_INPUTS
+) -> pa.Table:
+    """The file's pairs (its `columns`, None: all) that `subset_rows` keeps."""
     with reading(path):
-        table = pq.read_table(path, columns=PAIR_INPUTS)
+        table = pq.read_table(path, columns=columns)
     if table.num_rows <= max_pairs:
         return table
-    rng = np.random.default_rng([0, zlib.crc32(code.encode())])
-    return table.take(np.sort(rng.choice(table.num_rows, size=max_pairs, replace=False)))
+    return table.take(subset_rows(table.num_rows, code, max_pairs))
 
 
 def pair_parts(
@@ -165,13 +177,18 @@ def load_pairs(
 
 
 def word_aligned_parts(
-    paths: dict[str, Path], max_length: int
+    paths: dict[str, Path], max_length: int, max_pairs_per_lang: int | None = None
 ) -> Iterator[tuple[str, Arrays, dict[str, int]]]:
     """The pairs, words and links of `load_word_aligned` a batch of rows at a time, in the
-    pool's order: (language, arrays, the links the batch kept and dropped by truncation)."""
+    pool's order: (language, arrays, the links the batch kept and dropped by truncation);
+    `max_pairs_per_lang` as `pair_parts`."""
     limit = max_length - 2
     for index, code in enumerate(sorted(paths)):
-        for table in _tables(paths[code], None):
+        if max_pairs_per_lang is None:
+            tables = _tables(paths[code], None)
+        else:
+            tables = iter([_subset(paths[code], code, max_pairs_per_lang, None)])
+        for table in tables:
             part = _pair_arrays(table, index, limit)
             for side in ("xx", "en"):
                 starts = _ragged(table.column(f"{side}_starts"))
@@ -182,6 +199,50 @@ def word_aligned_parts(
             xx, en = (part["xx_starts"], part["xx_ends"]), (part["en_starts"], part["en_ends"])
             part["links"], dropped = _links(table.column("links"), xx, en)
             yield code, part, {"links": len(part["links"].values), "links_truncated": dropped}
+
+
+def with_negatives(
+    parts: Iterable[tuple[str, Arrays, dict[str, int]]], paths: dict[str, Path]
+) -> Iterator[tuple[str, Arrays, dict[str, int]]]:
+    """`parts` (a pool's batches of rows, in the pool's order: `pair_parts`,
+    `word_aligned_parts`) with each pair's mined English negatives (`paths`: per language,
+    the hard-negative stage's file, a row per training pair) as `negatives`, N×mined rows of
+    the pool: a language's rows start after those of the languages before it."""
+    start, lang, mined, taken = 0, None, np.zeros((0, 0), np.int32), 0
+
+    def check(rows: int) -> None:
+        if rows != len(mined):
+            raise ValueError(
+                f"{paths[lang]} holds the negatives of {len(mined)} pairs, but the training "
+                f"pool has {rows} or more of {lang}: the hard-negative stage read other pairs"
+            )
+
+    for code, arrays, counts in parts:
+        if code != lang:
+            if lang is not None:
+                check(taken)
+                start += taken
+            lang, mined, taken = code, read_negatives(paths[code]), 0
+        n = len(arrays["lang"])
+        if taken + n > len(mined):
+            check(taken + n)
+        arrays["negatives"] = np.where(
+            mined[taken : taken + n] >= 0, mined[taken : taken + n] + start, -1
+        ).astype(np.int32)
+        taken += n
+        yield code, arrays, counts
+    if lang is not None:
+        check(taken)
+
+
+def read_negatives(path: Path) -> np.ndarray:
+    """A language's hard-negative file (`xlsent.hard_negatives.mine`, a row per pair of its
+    pool) as an N×mined int32 array of rows of that pool (-1: none)."""
+    with reading(path):
+        column = pq.read_table(path, columns=["negatives"]).column("negatives")
+    mined = column.type.list_size
+    values = column.combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return values.reshape(-1, mined).astype(np.int32, copy=False)
 
 
 def add_counts(stats: dict[str, dict[str, int]], code: str, counts: dict[str, int]) -> None:

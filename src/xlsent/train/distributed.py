@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 
 
 class DeviceError(XlsentError):

@@ -49,13 +49,13 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from xlsent.evaluate.search import p_at_1
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
 from xlsent.losses.critic import critic_loss
 from xlsent.losses.cycle import cycle_loss
 from xlsent.losses.triplet import triplet_ranking_loss
 from xlsent.models.dualpivot import DualPivotHead, HeadConfig, hidden_states, pooled_states
 from xlsent.models.encoder import pad
+from xlsent.search import p_at_1
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,9 @@ model's work). What a step counts, per micro-batch, by name:
 - `tr`: TR's similarity products, each query against every candidate (the gathered ones
   under several processes; the whole batch's, once per step, when cached), 6·d per pair of
   vectors and direction;
+- `hard_negatives` (`train.hard_negatives`): the pass over the micro-batch's mined English
+  negatives (and, cached, its pass without a graph, a third of it), and each query's
+  products with its own k;
 - `awp` (`wacse`, `tr-awp`): a pass over the masked copies, and the MLM head (dense h×h, then
   h×V) at their masked positions;
 - `wtr` (`wacse`, `tr-wtr`): no pass of its own (it reads the TR pass's states); the word
@@ -98,6 +101,11 @@ def micro_batch_flops(
             out["tr"] = _directions(objectives) * similarity_flops(
                 config.hidden_size, n * n * world_size
             )
+    if batch.hard is not None:
+        passes = encoder_flops(config, _lengths(batch.hard.mask))
+        out["hard_negatives"] = passes * (4 / 3 if cached else 1) + similarity_flops(
+            config.hidden_size, batch.hard.index.numel()
+        )
     if objectives.mlm is not None and batch.awp is not None:
         out["awp"] = encoder_flops(config, _lengths(batch.awp.mask)) + head_flops(
             config, len(batch.awp.targets)

@@ -15,7 +15,7 @@ joined, which changes nothing: every rank trains its own slice of the same globa
 
 When a process fails, the agent stops the others; what the launcher then says (which rank,
 how it ended, and the step the same command resumes from) is the job's one ERROR line,
-which the workflow repeats on the console (`xlsent.failures`).
+which the workflow repeats on the console (`xlsent.failures.failed_jobs`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 
 log = logging.getLogger(__name__)
 

@@ -32,14 +32,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlsent.evaluate.search import p_at_1
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
 from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
 from xlsent.models.mlm_head import save_mlm_head
 from xlsent.models.rtl_head import english_vocabulary
 from xlsent.models.sentence import DEFAULT_PRECISION, autocast
 from xlsent.ragged import Ragged
+from xlsent.search import p_at_1
 from xlsent.train import distributed, optim, step
 from xlsent.train.checkpoints import (
     Attempts,
@@ -88,10 +88,13 @@ class Trainer:
         train_paths: dict[str, Path],
         dev_paths: dict[str, Path],
         checkpoint_dir: Path,
+        negative_paths: dict[str, Path] | None = None,
     ):
         """`train_paths`: per language, the subword files, or for `wacse` the word-span files
         (`xlsent.train.word_spans`); `dev_paths`: the dev subword files; `checkpoint_dir`:
-        where the run's checkpoints and best weights are kept (`Checkpoints`).
+        where the run's checkpoints and best weights are kept (`Checkpoints`);
+        `negative_paths` (`train.hard_negatives` above 0): per language, the hard-negative
+        stage's file of the training pairs (`xlsent.hard_negatives`).
 
         The steps run in this order: what the seed draws (the model's initialisation, then
         the heads') depends on it."""
@@ -105,7 +108,7 @@ class Trainer:
         torch.manual_seed(settings.seed)
         tokens = Tokens.read(model_spec.tokenizer_dir)
         self.special = (tokens.cls, tokens.sep, tokens.pad)
-        self.train_data, self.words = self._training_data(train_paths)
+        self.train_data, self.words = self._training_data(train_paths, negative_paths)
         self.dev_data = {
             lang: load_pairs({lang: path}, settings.max_length, settings.dev_max_pairs)
             for lang, path in dev_paths.items()
@@ -122,7 +125,7 @@ class Trainer:
         self.best: dict = {"step": None, "dev_p1": -1.0}
         self.history: list[dict] = []
         # The main process reads the inputs through once; the others take its fingerprint.
-        inputs = [*train_paths.values(), *dev_paths.values()]
+        inputs = [*train_paths.values(), *dev_paths.values(), *(negative_paths or {}).values()]
         mine = (
             fingerprints(settings, model_spec, inputs, self.world.size) if self.world.main else None
         )
@@ -134,15 +137,23 @@ class Trainer:
 
     # -- setup -------------------------------------------------------------------------------
     def _training_data(
-        self, paths: dict[str, Path]
+        self, paths: dict[str, Path], negatives: dict[str, Path] | None
     ) -> tuple[Pairs | Monolingual, WordAligned | None]:
-        """The pool of training examples: the pairs (for `wacse` with their words and links),
-        for `mlm` as monolingual sentences; at least one (global) micro-batch of them."""
+        """The pool of training examples: the pairs (each language's capped at `max_pairs`; for
+        `wacse` with their words and links; with `negatives`, each pair's mined hard negatives,
+        mined among the same pairs), for `mlm` as monolingual sentences; at least one (global)
+        micro-batch of them."""
         s = self.settings
+        if bool(s.hard_negatives) != bool(negatives):
+            raise ValueError(
+                f"train.hard_negatives is {s.hard_negatives}, and the hard-negative files are "
+                f"{'given' if negatives else 'not given'}: give them (--negative-files) exactly "
+                "when it is above 0"
+            )
         words = None
         if s.method == "wacse":
             pool, words, link_stats = mapped_word_aligned(
-                paths, s.max_length, self.checkpoints.directory, self.world
+                paths, s.max_length, self.checkpoints.directory, self.world, negatives, s.max_pairs
             )
             for lang, counts in link_stats.items():
                 log.info(
@@ -153,7 +164,15 @@ class Trainer:
                     s.max_length,
                 )
         else:
-            pool = mapped_pairs(paths, s.max_length, self.checkpoints.directory, self.world)
+            pool = mapped_pairs(
+                paths, s.max_length, self.checkpoints.directory, self.world, negatives, s.max_pairs
+            )
+        mined = 0 if pool.negatives is None else pool.negatives.shape[1]
+        if s.hard_negatives > mined:
+            raise ValueError(
+                f"train.hard_negatives is {s.hard_negatives}, but the hard-negative files hold "
+                f"{mined} a pair: raise hard_negatives.mine.mined, or lower it"
+            )
         if s.method == "mlm":
             pool = monolingual(pool)
             probabilities = self._language_probabilities(pool).round(4).tolist()

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.errors import XlsentError
-from xlsent.faults import kill_point
+from xlsent.failures.errors import XlsentError
+from xlsent.failures.kill_points import kill_point
 from xlsent.io import atomic_path, write_json
 from xlsent.ragged import Ragged
 from xlsent.train import distributed
@@ -46,6 +46,7 @@ from xlsent.train.data import (
     add_counts,
     pair_parts,
     pairs_of,
+    with_negatives,
     word_aligned_of,
     word_aligned_parts,
 )
@@ -59,8 +60,9 @@ MANIFEST = "manifest.json"
 FORMAT = 1
 
 
-# The pool a batch of rows at a time: (language, arrays, statistics), what `_write` appends.
-Parts = Callable[[dict[str, Path], int], Iterator[tuple[str, Arrays, dict[str, int]]]]
+# The pool a batch of rows at a time: (language, arrays, statistics), what `_write` appends;
+# from the input files, the length limit and the cap on each language's pairs.
+Parts = Callable[[dict[str, Path], int, int | None], Iterator[tuple[str, Arrays, dict[str, int]]]]
 
 
 class PoolError(XlsentError):
@@ -68,21 +70,43 @@ class PoolError(XlsentError):
 
 
 def mapped_pairs(
-    paths: dict[str, Path], max_length: int, checkpoints: Path, world: distributed.World
+    paths: dict[str, Path],
+    max_length: int,
+    checkpoints: Path,
+    world: distributed.World,
+    negatives: dict[str, Path] | None = None,
+    max_pairs: int | None = None,
 ) -> Pairs:
-    """The pairs `xlsent.train.data.load_pairs(paths, max_length)` reads, memory-mapped from
-    the pool under `checkpoints` (written first if it is missing or stale)."""
-    arrays, _ = _shared("pairs", paths, max_length, checkpoints, world, pair_parts)
+    """The pairs `xlsent.train.data.load_pairs(paths, max_length, max_pairs)` reads,
+    memory-mapped from the pool under `checkpoints` (written first if it is missing or
+    stale); with `negatives` (the hard-negative stage's files of the same pairs), each pair's
+    mined negatives too (`with_negatives`)."""
+    arrays, _ = _shared(
+        "pairs", paths, max_length, checkpoints, world, pair_parts, negatives, max_pairs
+    )
     return pairs_of(arrays, tuple(sorted(paths)))
 
 
 def mapped_word_aligned(
-    paths: dict[str, Path], max_length: int, checkpoints: Path, world: distributed.World
+    paths: dict[str, Path],
+    max_length: int,
+    checkpoints: Path,
+    world: distributed.World,
+    negatives: dict[str, Path] | None = None,
+    max_pairs: int | None = None,
 ) -> tuple[Pairs, WordAligned, dict[str, dict[str, int]]]:
-    """What `xlsent.train.data.load_word_aligned(paths, max_length)` reads, memory-mapped from
-    the pool under `checkpoints` (written first if it is missing or stale)."""
+    """What `xlsent.train.data.load_word_aligned(paths, max_length)` reads (each language's
+    pairs capped at `max_pairs`, as `mapped_pairs`), memory-mapped from the pool under
+    `checkpoints` (written first if it is missing or stale); `negatives` as `mapped_pairs`."""
     arrays, stats = _shared(
-        "word_aligned", paths, max_length, checkpoints, world, word_aligned_parts
+        "word_aligned",
+        paths,
+        max_length,
+        checkpoints,
+        world,
+        word_aligned_parts,
+        negatives,
+        max_pairs,
     )
     return pairs_of(arrays, tuple(sorted(paths))), word_aligned_of(arrays), stats
 
@@ -94,15 +118,18 @@ def _shared(
     checkpoints: Path,
     world: distributed.World,
     parts: Parts,
+    negatives: dict[str, Path] | None = None,
+    max_pairs: int | None = None,
 ) -> tuple[Arrays, dict[str, dict[str, int]]]:
     """The pool's arrays and per-language statistics: the first process writes the pool if
     there is none written from these inputs, the others wait for it, every process maps it."""
     directory = Path(checkpoints) / POOL
-    identity = _identity(kind, paths, max_length)
+    identity = _identity(kind, paths, max_length, negatives, max_pairs)
     opened = _open(directory, identity) if world.main else None
     if world.main and opened is None:
         started = time.perf_counter()
-        _write(directory, identity, parts(paths, max_length))
+        rows = parts(paths, max_length, max_pairs)
+        _write(directory, identity, rows if negatives is None else with_negatives(rows, negatives))
         log.info("wrote the training pool %s in %.1f s", directory, time.perf_counter() - started)
     elif world.main:
         log.info("the training pool %s was written from these inputs: mapped as it is", directory)
@@ -126,14 +153,37 @@ def remove_pool(checkpoints: Path) -> None:
     shutil.rmtree(Path(checkpoints) / POOL, ignore_errors=True)
 
 
-def _identity(kind: str, paths: dict[str, Path], max_length: int) -> dict:
-    """What a pool must have been written from: its kind, the length limit, and each
-    language's input file as it is now (size and modification time)."""
-    inputs = {}
+def _identity(
+    kind: str,
+    paths: dict[str, Path],
+    max_length: int,
+    negatives: dict[str, Path] | None = None,
+    max_pairs: int | None = None,
+) -> dict:
+    """What a pool must have been written from: its kind, the length limit, each language's
+    input file as it is now (size and modification time), and where the pool has them, its
+    cap on a language's pairs and the hard-negative files (a pool without them keeps the
+    identity it had before they existed)."""
+    identity = {
+        "format": FORMAT,
+        "kind": kind,
+        "max_length": max_length,
+        "inputs": _files(paths),
+    }
+    if max_pairs is not None:
+        identity["max_pairs"] = max_pairs
+    if negatives is not None:
+        identity["negatives"] = _files(negatives)
+    return identity
+
+
+def _files(paths: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """Each language's file as it is now: its size and modification time."""
+    files = {}
     for lang in sorted(paths):
         stat = Path(paths[lang]).stat()
-        inputs[lang] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    return {"format": FORMAT, "kind": kind, "max_length": max_length, "inputs": inputs}
+        files[lang] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    return files
 
 
 def _write(

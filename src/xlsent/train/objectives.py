@@ -1,6 +1,8 @@
 """What a run optimises, per micro-batch: the method's losses on one shared-weight encoder.
 
-- `tr`: L = L_TR (the spine's dual encoder).
+- `tr`: L = L_TR (the spine's dual encoder); with `tr_margin` LaBSE's additive margin, with
+  `hard_negatives` each pair's mined English negatives among its candidates (a pass of their
+  own over the micro-batch's negatives), as in every method with TR.
 - `wacse`: L = α·L_TR + β·L_AWP + γ·L_WTR (WACSE eq. 11; `wacse_weights` = (α, β, γ),
   default (0.8, 0.1, 0.1)); a zero weight skips its objective (TR+AWP, TR+WTR ablations).
 - `dap`: L = L_TR + w·L_RTL (DAP eq. 7; `rtl_weight` 0.8, the weight the released code's
@@ -30,12 +32,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlsent.config.runs import ENCODER_METHODS
 from xlsent.losses.awp import aligned_word_prediction_loss
 from xlsent.losses.mlm import masked_lm_loss
 from xlsent.losses.rtl import representation_translation_loss
-from xlsent.losses.tr import Gather, translation_ranking_loss
+from xlsent.losses.tr import Gather, negative_slots, translation_ranking_loss
 from xlsent.losses.wtr import word_translation_ranking_loss
+from xlsent.methods import ENCODER_METHODS
 from xlsent.models.mlm_head import mlm_head
 from xlsent.models.rtl_head import RTLHead, first_position
 from xlsent.models.sentence import SentenceSettings, pool
@@ -84,6 +86,10 @@ class Objectives(nn.Module):
         elif settings.method == "tr-tlm":
             self.weights = {"tr": 1.0, "tlm": settings.tlm_weight}
         self.lm = LM_OBJECTIVE.get(settings.method)
+        if settings.hard_negatives and "tr" not in self.weights:
+            raise ValueError(
+                f"train.hard_negatives: method {settings.method!r} has no TR to rank them"
+            )
         self.mlm = (
             mlm_head(encoder.config, encoder.get_input_embeddings(), pretrained_dir)
             if self.weights.get("awp") or self.lm
@@ -112,6 +118,7 @@ class Objectives(nn.Module):
             mlm_probability=settings.mlm_probability,
             vocab_size=encoder.config.vocab_size,
             tlm_input=settings.tlm_input,
+            hard_negatives=settings.hard_negatives,
         )
         # The checkpoint's pooler is never read: no gradient for DDP to wait for, and the
         # export keeps it as it was loaded.
@@ -133,23 +140,36 @@ class Objectives(nn.Module):
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The weighted loss of `batch` (on this module's device) and its unweighted parts.
 
-        `tr_grads` (2N×d, `xlsent.train.cached_tr`): the gradient of the whole batch's
-        weighted TR loss with respect to this micro-batch's sentence vectors, computed
-        beforehand. The TR term is then ⟨vectors, tr_grads⟩, whose gradient with respect to
-        the parameters is that of the batch's TR loss through this micro-batch; its value is
-        not a loss, and `parts` holds no "tr".
+        `tr_grads` ((2N + M)×d, `xlsent.train.cached_tr`): the gradient of the whole batch's
+        weighted TR loss with respect to this micro-batch's sentence vectors (and its M hard
+        negatives'), computed beforehand. The TR term is then ⟨vectors, tr_grads⟩, whose
+        gradient with respect to the parameters is that of the batch's TR loss through this
+        micro-batch; its value is not a loss, and `parts` holds no "tr".
         """
         s, n = self.settings, batch.n_pairs
         loss, parts = torch.zeros(()), {}
         if batch.ids is not None:
             hidden = self.encode(batch.ids, batch.mask, batch.types)
             vectors = self.sentence_vectors(hidden, batch.mask)
+            hard = None if batch.hard is None else self._negative_vectors(batch, hidden)
             if tr_grads is None:
+                negatives, present = (None, None)
+                if hard is not None:
+                    negatives, present = negative_slots(hard, batch.hard.index)
                 parts["tr"] = translation_ranking_loss(
-                    vectors[:n], vectors[n:], s.temperature, s.direction, self.gather
+                    vectors[:n],
+                    vectors[n:],
+                    s.temperature,
+                    s.direction,
+                    self.gather,
+                    margin=s.tr_margin,
+                    negatives=negatives,
+                    negatives_mask=present,
                 )
                 loss = self.weights["tr"] * parts["tr"]
             else:
+                if hard is not None:
+                    vectors = torch.cat([vectors, hard])
                 loss = (vectors.float() * tr_grads).sum()
             if self.weights.get("wtr"):
                 parts["wtr"] = self._wtr(batch, hidden)
@@ -170,8 +190,21 @@ class Objectives(nn.Module):
         return vectors if self.mlp is None else self.mlp(vectors)
 
     def embed(self, batch: Batch) -> torch.Tensor:
-        """The sentence vectors (2N×d) of `batch`, as `forward` computes them."""
-        return self.sentence_vectors(self.encode(batch.ids, batch.mask, batch.types), batch.mask)
+        """The sentence vectors (2N×d) of `batch`, as `forward` computes them, and after them
+        its M hard negatives' ((2N + M)×d), as `forward` encodes them: after the pairs."""
+        hidden = self.encode(batch.ids, batch.mask, batch.types)
+        vectors = self.sentence_vectors(hidden, batch.mask)
+        if batch.hard is None:
+            return vectors
+        return torch.cat([vectors, self._negative_vectors(batch, hidden)])
+
+    def _negative_vectors(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
+        """TR's sentence vectors (M×d) of the batch's hard negatives: a pass of their own,
+        each padded to their own longest (`hidden`: the pairs' states, for an empty one)."""
+        hard = batch.hard
+        if not len(hard.ids):
+            return hidden.new_zeros(0, hidden.shape[-1])
+        return self.sentence_vectors(self.encode(hard.ids, hard.mask, hard.types), hard.mask)
 
     def encode(
         self,

@@ -1,5 +1,5 @@
 """What the trainer is given: the run's `train` settings (`TrainSettings`, parsed from the
-schema's `train` block by `xlsent.config.runs.settings_object`) and its model entry as the
+schema's `train` block by `xlsent.arguments.settings_object`) and its model entry as the
 trainer builds it (`ModelSpec`)."""
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ class TrainSettings:
     temperature: float = 0.05
     direction: str = "fwd"
     negatives: str = "batch"
+    tr_margin: float = 0.0
+    hard_negatives: int = 0
     dev_max_pairs: int | None = None
+    max_pairs: int | None = None
     device: str = "auto"
     precision: str = "bf16"
     compile: bool = False
@@ -95,11 +98,22 @@ LEFT_OUT_AT_DEFAULT = {
     "tensorboard": False,
     "compile": False,
     "length_window": 0,
+    "tr_margin": 0.0,
+    "hard_negatives": 0,
+    "max_pairs": None,
 }
 # The fields added since checkpoints held `identity` (2026-11-29): a checkpoint written
 # before hashed every other field (`xlsent.train.checkpoints.fingerprints`), and trained as
 # each of them at its default does.
-ADDED_SINCE_FIELD_HASH = ("peak_tflops", "tensorboard", "compile", "length_window")
+ADDED_SINCE_FIELD_HASH = (
+    "peak_tflops",
+    "tensorboard",
+    "compile",
+    "length_window",
+    "tr_margin",
+    "hard_negatives",
+    "max_pairs",
+)
 
 
 def identity(settings: TrainSettings) -> dict:

@@ -91,8 +91,15 @@ def accumulate(
                     with computing(device, s.precision):
                         vectors.append(objective.embed(built[-1]))
             batches = built
+            hard = [batch.hard.index for batch in built] if s.hard_negatives else None
             grads, tr_loss = cached_tr.batch_gradients(
-                vectors, objective.weights["tr"], s.temperature, s.direction, world_size
+                vectors,
+                objective.weights["tr"],
+                s.temperature,
+                s.direction,
+                world_size,
+                margin=s.tr_margin,
+                hard_index=hard,
             )
             losses.append((["tr"], tr_loss[None], 1))  # the whole batch's already
             # Each micro-batch's loss is divided by their number before backward, and DDP

@@ -27,11 +27,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from xlsent.faults import kill_point
+from xlsent.failures.kill_points import kill_point
+from xlsent.failures.unreadable import reading
 from xlsent.io import parquet_writer
 from xlsent.models.sentence import Prefix, prefix_of
 from xlsent.models.tokenizer import fast_tokenizer
-from xlsent.readback import reading
 from xlsent.tokenize import prefixed, word_offsets
 
 LINK = pa.struct([("en", pa.int16()), ("xx", pa.int16())])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xlsent.corpus.sources.base import Shipped, Source
-from xlsent.errors import ConfigError, not_found
+from xlsent.failures.errors import ConfigError, not_found
 
 if TYPE_CHECKING:
     from xlsent.corpus.bitext import Bitext

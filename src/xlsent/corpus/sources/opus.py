@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from xlsent.arguments import lang_paths
 from xlsent.corpus.sources.base import Shipped, Source
-from xlsent.errors import ConfigError, not_found
+from xlsent.failures.errors import ConfigError, not_found
 
 if TYPE_CHECKING:
     from xlsent.corpus.bitext import Bitext

@@ -1,4 +1,5 @@
-"""Figures of the result tables and the training records (PNG, for the report and the paper).
+"""Figures of the result tables and the training records (PNG, for the report and the paper):
+the `plots` job's two (`draw`).
 
 - `group_bars`: Tatoeba accuracy per language group, one bar per run (the summary table).
 - `dev_curves`: dev P@1 against the training step, one line per run and seed (the records
@@ -70,6 +71,21 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def draw(
+    summary_csv: str | Path,
+    groups: Sequence[str],
+    logs: Mapping[str, str | Path],
+    bars: str | Path,
+    curves: str | Path,
+) -> None:
+    """The `plots` job's figures: the bars of `summary_csv` (`group_bars`) at `bars`, and the
+    dev curves of `logs` (`dev_curves`) at `curves`, its runs in the colours the bars gave them
+    (the summary's order)."""
+    group_bars(summary_csv, groups, bars)
+    runs = pl.read_csv(summary_csv, columns=["run"])["run"].to_list()
+    dev_curves(logs, curves, runs)
 
 
 def group_bars(summary_csv: str | Path, groups: Sequence[str], out: str | Path) -> None:

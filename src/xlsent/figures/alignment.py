@@ -34,12 +34,12 @@ import pyarrow as pa
 import torch
 
 from xlsent.align.shards import iter_shards
-from xlsent.errors import XlsentError
 from xlsent.evaluate.tatoeba import read_pairs
+from xlsent.failures.errors import XlsentError
+from xlsent.failures.unreadable import reading
+from xlsent.figures.plots import pyplot, save_png
 from xlsent.io import write_json
 from xlsent.models.sentence import Prefix, SentenceSettings, prefix_of
-from xlsent.plots import pyplot, save_png
-from xlsent.readback import reading
 from xlsent.tokenize import prefixed
 from xlsent.train.collate import collate
 from xlsent.train.word_spans import text_spans

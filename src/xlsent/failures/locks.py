@@ -1,14 +1,4 @@
-"""What keeps a killed run from leaving results that a rerun trusts, and a plain rerun working.
-
-**Stale outputs.** Snakemake deletes a job's outputs when the job starts, not when it decides
-to rebuild them. If a job is killed, its outputs are gone, and the outputs computed from
-them earlier look up to date to the next run: Snakemake does not rebuild a missing
-intermediate file whose consumers are complete (its rule for temporary files). After a
-settings change and a killed `train`, evaluation, tables and plots would keep the old
-model's numbers. `invalidate_rebuilt_outputs` closes that gap: when a run starts, every
-output that will be rebuilt because something it was computed from is rebuilt is removed at
-once, consumers first. A kill at any later moment then leaves those outputs missing, and the
-next run rebuilds them and what they need.
+"""Locks: the Snakemake lock a killed run leaves behind, and one writer per training run.
 
 **Stale locks.** Snakemake locks the working directory and releases it when it stops; a
 Snakemake killed with SIGKILL (an out-of-memory kill, a closed session, a reboot) leaves the
@@ -18,18 +8,7 @@ variable they inherit, whatever process group they are in); `release_stale_lock`
 the lock when that process and every marked process are gone, or the machine has rebooted
 since. A run through a cluster executor never releases its lock this way: its jobs may still
 be running in the cluster's queue, where no local check can see them; the message says so.
-
-**Broken inputs.** A file can break after its job ended (a copy of `results/` cut short), and
-then looks newer than what was computed from it: the run plans those consumers again and
-would remove their outputs before one of them fails on the file. `set_aside_unreadable_inputs`
-checks, as the run starts, the files it reads and does not rebuild (`xlsent.readback`): a
-broken one is moved aside and the run stops before it removes or runs anything. Snakemake then
-has nothing to do (it remakes a missing file only where a job needs it again), so every run
-names the files set aside and still missing (`still_set_aside`), with the user's command
-that remakes them.
-
-These work on Snakemake's scheduler-plugin view of the DAG (`needrun_jobs`,
-`job_dependencies`, `job.output`) and its lock directory, `.snakemake/locks`.
+The lock is Snakemake's lock directory, `.snakemake/locks`.
 
 **One writer per training run.** A Snakemake killed alone leaves its jobs running; whoever
 then forces the lock away (`snakemake --unlock`) and reruns would start the same training job
@@ -44,155 +23,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import socket
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Protocol
 
-from xlsent import readback
-from xlsent.errors import XlsentError
-
-
-class _Dag(Protocol):
-    def needrun_jobs(self) -> Iterable[Any]: ...
-
-    def job_dependencies(self, job: Any) -> Iterable[Any]: ...
-
-
-def rebuilt_downstream(dag: _Dag) -> list[Any]:
-    """The jobs to run that consume the output of another job to run, consumers first.
-
-    These are the jobs whose outputs are stale only because an input will change: nothing in
-    their own record says so, so a kill of the job upstream must not leave them in place.
-    """
-    needrun = set(dag.needrun_jobs())
-    waiting = {job: [dep for dep in dag.job_dependencies(job) if dep in needrun] for job in needrun}
-    stale = {job for job, deps in waiting.items() if deps}
-    # Kahn's algorithm over the stale jobs, producers before consumers; reversed at the end.
-    pending = {job: sum(dep in stale for dep in waiting[job]) for job in stale}
-    consumers: dict[Any, list[Any]] = {job: [] for job in stale}
-    for job in stale:
-        for dep in waiting[job]:
-            if dep in stale:
-                consumers[dep].append(job)
-    ready = sorted((job for job, n in pending.items() if n == 0), key=str)
-    order = []
-    while ready:
-        job = ready.pop()
-        order.append(job)
-        for consumer in consumers[job]:
-            pending[consumer] -= 1
-            if pending[consumer] == 0:
-                ready.append(consumer)
-    return order[::-1]
-
-
-def set_aside_unreadable_inputs(
-    dag: _Dag, snakemake_dir: str | os.PathLike[str], argv: Sequence[str]
-) -> list[str]:
-    """Move aside the files that the jobs to run read and no job to run rebuilds, where they
-    do not read back (`xlsent.readback`); return what to tell the user (nothing: all read),
-    with the command `argv` (this run's) that remakes them, and record them in
-    `snakemake_dir` for the runs after (`still_set_aside`).
-
-    Such a file broke after its job ended (a copy cut short), which made it newer than what
-    was computed from it: the run plans those consumers again and would remove their outputs
-    (`invalidate_rebuilt_outputs`) before one fails on it. Found here first, nothing is
-    removed; set aside, the file is missing to the next run, which remakes it where a job
-    needs it and keeps the results computed from it before it broke.
-    """
-    needrun = set(dag.needrun_jobs())
-    broken: dict[str, str] = {}
-    for job in needrun:
-        read = set(map(str, job.input))
-        for producer in dag.job_dependencies(job):
-            if producer in needrun:
-                continue
-            for path in sorted(read.intersection(map(str, producer.output)) - set(broken)):
-                why = readback.problem(path)
-                if why is not None:
-                    broken[path] = why
-    lines = [
-        f"{path} does not read back ({why}): the file is truncated or corrupt, broken after "
-        f"the job that wrote it ended; moved it to {readback.set_aside(path)}."
-        for path, why in sorted(broken.items())
-    ]
-    if lines:
-        record = Path(snakemake_dir) / SET_ASIDE_RECORD
-        record.write_text(json.dumps(sorted({*_set_aside(record), *broken})) + "\n")
-        lines.append(
-            "Nothing was removed or run. The results computed from it are kept, and the same "
-            f"command remakes it only where a job needs it again. {_remake(broken, argv)}"
-        )
-    return lines
-
-
-# The files runs set aside and that are not remade yet, in Snakemake's directory (JSON).
-SET_ASIDE_RECORD = "xlsent-set-aside.json"
-
-
-def still_set_aside(snakemake_dir: str | os.PathLike[str], argv: Sequence[str]) -> list[str]:
-    """Lines naming the files that a run set aside (`set_aside_unreadable_inputs`) and no
-    run has remade, with the command `argv` that remakes them; the record forgets those
-    remade."""
-    record = Path(snakemake_dir) / SET_ASIDE_RECORD
-    recorded = _set_aside(record)
-    missing = [path for path in recorded if not Path(path).exists()]
-    if missing != recorded:
-        if missing:
-            record.write_text(json.dumps(missing) + "\n")
-        else:
-            record.unlink(missing_ok=True)
-    return [
-        f"{path}, set aside as unreadable ({path}.unreadable), is still missing; the results "
-        "computed from it are kept, and a run remakes it only where a job needs it again. "
-        + _remake([path], argv)
-        for path in missing
-    ]
-
-
-def _set_aside(record: Path) -> list[str]:
-    try:
-        return list(json.loads(record.read_text()))
-    except (OSError, ValueError):
-        return []
-
-
-def _remake(paths: Iterable[str], argv: Sequence[str]) -> str:
-    return "To remake it now, and what was computed from it: " + readback.remake_command(
-        sorted(paths), argv
-    )
-
-
-def rebuilt_outputs(dag: _Dag) -> list[str]:
-    """The existing outputs of `rebuilt_downstream(dag)`, consumers first: what
-    `invalidate_rebuilt_outputs` removes (and what `xlsent.configfiles` may refuse to)."""
-    return [
-        str(output)
-        for job in rebuilt_downstream(dag)
-        for output in job.output
-        if Path(output).exists() or Path(output).is_symlink()
-    ]
-
-
-def invalidate_rebuilt_outputs(outputs: Sequence[str]) -> None:
-    """Remove `outputs` (`rebuilt_outputs`) in their order, consumers first.
-
-    Consumers go first so that a kill in the middle of this still leaves nothing stale: an
-    output that survives has an input that still exists, and Snakemake sees it is older.
-    """
-    for output in outputs:
-        path = Path(output)
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink(missing_ok=True)
-
-
-# -- locks -------------------------------------------------------------------------------
+from xlsent.failures.errors import XlsentError
 
 OWNER_RECORD = "xlsent-lock-owner.json"
 # The environment variable that marks every process a run starts (its jobs inherit it, and

@@ -3,9 +3,9 @@ remove those results under other config files.
 
 A Snakemake command without its `--configfile` runs the workflow's own `config.yaml` (the
 paper's setup). In a directory whose results another config made, that run plans nearly
-everything again, and as it starts it removes what it rebuilds (`xlsent.recovery`): trained
-models, evaluations, tables, before its first job fails on the network. Nothing there said
-"this is another config".
+everything again, and as it starts it removes what it rebuilds
+(`xlsent.failures.rebuilt_outputs`): trained models, evaluations, tables, before its first job
+fails on the network. Nothing there said "this is another config".
 
 So each run that starts its jobs records its config files beside Snakemake's own records
 (`record`), and a run that would remove results checks them first (`refusal`): under other
@@ -92,9 +92,9 @@ def refusal(
     environ: Mapping[str, str] = os.environ,
 ) -> str | None:
     """Why a run of config files `now` (`names`) must not remove `removed`, the results it
-    rebuilds (`xlsent.recovery.rebuilt_outputs`), in a directory whose last run had config
-    files `before` (`recorded`); None where it may. `argv`: the run's command line, which the
-    message gives back with each way on."""
+    rebuilds (`xlsent.failures.rebuilt_outputs.rebuilt_outputs`), in a directory whose last run
+    had config files `before` (`recorded`); None where it may. `argv`: the run's command line,
+    which the message gives back with each way on."""
     if not removed or environ.get(ALLOW) or before == now:
         return None
     models = [path for path in removed if path.startswith(MODELS)]

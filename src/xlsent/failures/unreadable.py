@@ -9,7 +9,7 @@ computed from it, every rerun plans those consumers again and fails the same way
 deal with such a file:
 
 - a run, as it starts, checks the files its jobs will read that it does not rebuild
-  (`xlsent.recovery.set_aside_unreadable_inputs`, from the Snakefile's `onstart`): one that
+  (`set_aside_unreadable_inputs`, from the Snakefile's `onstart`): one that
   does not read back is moved aside (`set_aside`) and the run stops before it removes or runs
   anything, so that the same command goes on, remaking the file where a job needs it;
 - a reader of a workflow file opens it inside `reading(path)`, which turns the format
@@ -28,15 +28,16 @@ import json
 import os
 import shlex
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from polars.exceptions import ComputeError
 
-from xlsent.errors import XlsentError
+from xlsent.failures.errors import XlsentError
 
 # What a format library raises on bytes it cannot parse (not on a permission or a missing
 # file: those are OSErrors with an errno, named by xlsent.io.file_error and the CLI).
@@ -127,3 +128,87 @@ def set_aside(path: str | os.PathLike[str]) -> Path:
     aside = Path(f"{path}.unreadable")
     os.replace(path, aside)
     return aside
+
+
+# -- a run's inputs that no longer read back ---------------------------------------------------
+
+
+class _Dag(Protocol):
+    def needrun_jobs(self) -> Iterable[Any]: ...
+
+    def job_dependencies(self, job: Any) -> Iterable[Any]: ...
+
+
+def set_aside_unreadable_inputs(
+    dag: _Dag, snakemake_dir: str | os.PathLike[str], argv: Sequence[str]
+) -> list[str]:
+    """Move aside the files that the jobs to run read and no job to run rebuilds, where they
+    do not read back (`problem`); return what to tell the user (nothing: all read),
+    with the command `argv` (this run's) that remakes them, and record them in
+    `snakemake_dir` for the runs after (`still_set_aside`).
+
+    Such a file broke after its job ended (a copy cut short), which made it newer than what
+    was computed from it: the run plans those consumers again and would remove their outputs
+    (`xlsent.failures.rebuilt_outputs`) before one fails on it. Found here first, nothing is
+    removed; set aside, the file is missing to the next run, which remakes it where a job
+    needs it and keeps the results computed from it before it broke.
+    """
+    needrun = set(dag.needrun_jobs())
+    broken: dict[str, str] = {}
+    for job in needrun:
+        read = set(map(str, job.input))
+        for producer in dag.job_dependencies(job):
+            if producer in needrun:
+                continue
+            for path in sorted(read.intersection(map(str, producer.output)) - set(broken)):
+                why = problem(path)
+                if why is not None:
+                    broken[path] = why
+    lines = [
+        f"{path} does not read back ({why}): the file is truncated or corrupt, broken after "
+        f"the job that wrote it ended; moved it to {set_aside(path)}."
+        for path, why in sorted(broken.items())
+    ]
+    if lines:
+        record = Path(snakemake_dir) / SET_ASIDE_RECORD
+        record.write_text(json.dumps(sorted({*_set_aside(record), *broken})) + "\n")
+        lines.append(
+            "Nothing was removed or run. The results computed from it are kept, and the same "
+            f"command remakes it only where a job needs it again. {_remake(broken, argv)}"
+        )
+    return lines
+
+
+# The files runs set aside and that are not remade yet, in Snakemake's directory (JSON).
+SET_ASIDE_RECORD = "xlsent-set-aside.json"
+
+
+def still_set_aside(snakemake_dir: str | os.PathLike[str], argv: Sequence[str]) -> list[str]:
+    """Lines naming the files that a run set aside (`set_aside_unreadable_inputs`) and no
+    run has remade, with the command `argv` that remakes them; the record forgets those
+    remade."""
+    record = Path(snakemake_dir) / SET_ASIDE_RECORD
+    recorded = _set_aside(record)
+    missing = [path for path in recorded if not Path(path).exists()]
+    if missing != recorded:
+        if missing:
+            record.write_text(json.dumps(missing) + "\n")
+        else:
+            record.unlink(missing_ok=True)
+    return [
+        f"{path}, set aside as unreadable ({path}.unreadable), is still missing; the results "
+        "computed from it are kept, and a run remakes it only where a job needs it again. "
+        + _remake([path], argv)
+        for path in missing
+    ]
+
+
+def _set_aside(record: Path) -> list[str]:
+    try:
+        return list(json.loads(record.read_text()))
+    except (OSError, ValueError):
+        return []
+
+
+def _remake(paths: Iterable[str], argv: Sequence[str]) -> str:
+    return "To remake it now, and what was computed from it: " + remake_command(sorted(paths), argv)

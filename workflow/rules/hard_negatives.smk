@@ -1,0 +1,67 @@
+# Hard-negative stage (train.hard_negatives above 0): each language's training pairs encoded
+# by the model a run starts from, shard by shard, then each pair's hardest English negatives
+# mined per language (xlsent.hard_negatives). The train jobs of those runs read them. Names
+# and input functions: hard_negatives_inputs.smk.
+
+
+rule hard_negatives_encode:
+    input:
+        unpack(hard_negative_encode_inputs),
+    output:
+        f"{HARD_NEGATIVES_DIR}/vectors-{{shard}}.arrow",
+    log:
+        "logs/hard_negatives/{start}/{pool}/{lang}/vectors-{shard}.log",
+    benchmark:
+        "results/benchmarks/hard_negatives/{start}/{pool}/{lang}/vectors-{shard}.tsv"
+    priority: PRIORITY["to_fine_tuning"]
+    conda:
+        "../../envs/gpu.yaml"
+    # The fan-out unit on a cluster, as an alignment shard: a GPU where hard_negatives.encode
+    # gives one (its device auto takes it), else the threads.
+    threads: HARD_NEGATIVES["encode"]["threads"]
+    resources:
+        gpu=HARD_NEGATIVES["encode"]["gpus"],
+        mem_mb=lambda w, attempt: 8000 * attempt,
+        runtime=lambda w, attempt: 4 * 60 * attempt,
+    params:
+        # How it encodes; its GPUs and threads are resources: a changed count reruns nothing.
+        settings=as_json(
+            program_settings("hard_negatives.encode", HARD_NEGATIVES["encode"])
+        ),
+        shard_size=HARD_NEGATIVES["shard_size"],
+        max_pairs=lambda w: (
+            "" if pool_cap(w.pool) is None else f"--max-pairs {pool_cap(w.pool)}"
+        ),
+    shell:
+        "xlsent hard-negatives-encode --settings {params.settings:q}"
+        " --subwords {input.subwords} --lang {wildcards.lang} --index {wildcards.shard}"
+        " --shard-size {params.shard_size} {params.max_pairs} --model {input.model}"
+        " --tokenizer {input.tokenizer} --threads {threads} --out {output} 2> {log}"
+
+
+rule hard_negatives:
+    # The search over a language's English sentences (faiss, exact) and the filters; its
+    # manifest, written last, lists the shards and what the filters left out.
+    input:
+        shards=hard_negative_shards,
+        corpus="results/corpus/{lang}/train.parquet",
+    output:
+        negatives=HARD_NEGATIVES_FILE,
+        manifest=f"{HARD_NEGATIVES_DIR}/_SUCCESS",
+    log:
+        "logs/hard_negatives/{start}/{pool}/{lang}/mine.log",
+    benchmark:
+        "results/benchmarks/hard_negatives/{start}/{pool}/{lang}/mine.tsv"
+    priority: PRIORITY["to_fine_tuning"]
+    conda:
+        "../../envs/gpu.yaml"
+    threads: HARD_NEGATIVES["encode"]["threads"]
+    resources:
+        mem_mb=lambda w, attempt: 8000 * attempt,
+        runtime=lambda w, attempt: 60 * attempt,
+    params:
+        settings=as_json(HARD_NEGATIVES["mine"]),
+    shell:
+        "xlsent hard-negatives --settings {params.settings:q} --corpus {input.corpus}"
+        " --threads {threads} --out {output.negatives} --manifest {output.manifest}"
+        " {input.shards} 2> {log}"
