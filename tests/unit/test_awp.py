@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from xlsent.losses.awp import aligned_word_prediction_loss
+from xlsent.losses.awp import aligned_word_prediction_loss, term_cross_entropy
 from xlsent.ragged import Ragged
 from xlsent.train.collate import masked_copies
 
@@ -104,3 +104,70 @@ def test_loss_is_a_pure_function_of_tensors_checked_by_hand():
     assert loss.item() == pytest.approx(expected, rel=1e-6)
     loss.backward()  # differentiable in the logits, which is all it reads from a model
     assert logits.grad.shape == logits.shape
+
+
+# Two pairs for the diagnostics. Pair 0: X and Y above, x word 1 (2 subwords) ↔ y word 0
+# (2 subwords) and x word 2 (1) ↔ y word 1 (1). Pair 1: x = 30 (one word), y = 40 41 (one word
+# of 2 subwords), x word 0 ↔ y word 0, clipped to 1 subword. Sentences: X, X1, Y, Y1.
+X1, Y1 = np.array([30]), np.array([40, 41])
+
+
+def _two_pairs(samples=0, seed=0):
+    return masked_copies(
+        Ragged.from_rows([X, X1, Y, Y1]),
+        Ragged.from_rows([X_STARTS, np.array([0]), Y_STARTS, np.array([0])]),
+        Ragged.from_rows([X_ENDS, np.array([1]), Y_ENDS, np.array([2])]),
+        Ragged(np.array([[1, 0], [2, 1], [0, 0]], dtype=np.int32), np.array([0, 2, 3])),
+        M,
+        samples,
+        np.random.default_rng(seed),
+    )
+
+
+def test_terms_and_links_per_sentence_counted_by_hand():
+    copies = _two_pairs()
+    # 3 links, each seen from both sides, over 2N = 4 sentences.
+    assert copies.links_per_sentence == 1.5
+    # Each link side is one term: the 2-subword word's two predictions share it, 1/2 each;
+    # X's links first (pair 0's two, then pair 1's), then the Y sides in the same order.
+    assert copies.targets.tolist() == [20, 21, 22, 40, 11, 12, 13, 30]
+    assert copies.terms.tolist() == [0.5, 0.5, 1.0, 1.0, 0.5, 0.5, 1.0, 1.0]
+    assert copies.terms.sum() == 6  # the terms: 2 × 3 links
+    assert copies.weights.tolist() == copies.terms.tolist()  # eq. 4 exactly: no draw
+
+
+def test_terms_leave_out_the_draws_scale_and_links_count_every_link():
+    # One drawn word a sentence: X and Y have two aligned words each, so their drawn term
+    # weighs 2 in eq. 5's estimate, and still 1 as a term.
+    copies = _two_pairs(samples=1, seed=0)
+    assert copies.links_per_sentence == 1.5  # the batch's links, drawn or not
+    scale = np.array([2.0, 1.0, 2.0, 1.0])[copies.sentence[copies.copy]]
+    assert np.allclose(copies.weights, copies.terms * scale)
+    assert copies.terms.sum() == 4  # one term a sentence
+    assert copies.terms.dtype == np.float32
+
+
+def test_no_link_no_term():
+    copies = _copies([])
+    assert copies.terms.size == 0 and copies.links_per_sentence == 0.0
+
+
+def test_term_cross_entropy_by_hand():
+    # Three predictions over 3 pieces: a word of 2 subwords (half a term each), one of 1.
+    logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 3.0]])
+    targets, terms = torch.tensor([0, 2, 1]), torch.tensor([0.5, 0.5, 1.0])
+    ce = [math.log(math.exp(2) + 2) - 2, math.log(3), math.log(1 + math.e + math.exp(3)) - 1]
+    logits.requires_grad_(True)
+    sums = term_cross_entropy(logits, targets, terms)
+    assert not sums.requires_grad  # a diagnostic: no gradient reaches the model through it
+    assert sums[1].item() == 2.0  # two terms
+    expected = (0.5 * ce[0] + 0.5 * ce[1] + ce[2]) / 2
+    assert (sums[0] / sums[1]).item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_term_cross_entropy_of_uniform_logits_is_ln_v():
+    logits = torch.zeros(5, 250_002)
+    targets = torch.tensor([0, 7, 250_001, 3, 3])
+    terms = torch.tensor([0.5, 0.5, 1.0, 1 / 3, 1 / 3])
+    total, count = term_cross_entropy(logits, targets, terms).tolist()
+    assert total / count == pytest.approx(math.log(250_002), rel=1e-6)

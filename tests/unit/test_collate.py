@@ -77,6 +77,18 @@ def test_awp_predicts_at_masked_positions_after_cls():
     assert awp.weights.dtype == torch.float32 and awp.targets.dtype == torch.int64
 
 
+def test_awp_carries_its_terms_and_links_per_sentence_to_the_device():
+    """What the diagnostics read: 3 links over the 2N = 4 sentences, and each prediction's
+    share of its term (pair 0's x0 and y1 are 2 subwords each: a term of two halves a side;
+    pair 1's links are clipped to one subword)."""
+    batch = Collator(T, awp_samples=0)(PAIRS, BOTH, WORDS, np.random.default_rng(0))
+    awp = batch.to(torch.device("cpu")).awp  # the number passes through as it is
+    assert awp.links_per_sentence == 1.5
+    assert awp.terms.dtype == torch.float32
+    assert sorted(awp.terms.tolist()) == [0.5] * 4 + [1.0] * 4
+    assert awp.terms.sum().item() == 6  # one term per link side
+
+
 def test_wtr_links_name_their_pair_in_batch_order():
     batch = Collator(T, wtr=True)(PAIRS, BOTH, WORDS)
     assert batch.wtr.links.tolist() == [[0, 0, 0], [0, 0, 1], [1, 0, 1]]
@@ -135,16 +147,18 @@ def test_the_draws_are_the_generators_alone():
     def build(seed: int) -> Batch:
         return collator(PAIRS, BOTH, WORDS, np.random.default_rng(seed))
 
-    def tensors(part: object) -> list[torch.Tensor | None]:
-        """The tensors of a batch's fields and parts, in field order."""
-        if part is None or isinstance(part, torch.Tensor):
+    def tensors(part: object) -> list[torch.Tensor | float | None]:
+        """The tensors (and numbers: AWP's links per sentence) of a batch's fields and parts,
+        in field order."""
+        if not dataclasses.is_dataclass(part):
             return [part]
         return [t for f in dataclasses.fields(part) for t in tensors(getattr(part, f.name))]
 
+    def same(a: torch.Tensor | float | None, b: torch.Tensor | float | None) -> bool:
+        return torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
+
     first, again = tensors(build(5)), tensors(build(5))
-    assert all(
-        (a is None and b is None) or torch.equal(a, b) for a, b in zip(first, again, strict=True)
-    )
+    assert all(same(a, b) for a, b in zip(first, again, strict=True))
     drawn = {tuple(build(seed).awp.ids[:, 1].tolist()) for seed in range(20)}
     assert len(drawn) > 1  # pair 1's y has two aligned words: the draw picks one
 

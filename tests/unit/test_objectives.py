@@ -1,6 +1,8 @@
 """The methods' objectives on real word-aligned pairs: eq. 11, gradients, RTL's inputs,
 language embeddings, and a WACSE run that resumes exactly."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -50,8 +52,47 @@ def test_a_zero_weight_skips_its_objective(small_tokenizer, aligned):
     assert batch.wtr is None and batch.awp is not None
     _, parts = objectives(batch)
     assert set(parts) == {"tr", "awp"}
+    assert set(objectives.diagnostics) == {"awp_term_ce", "awp_links_per_sentence"}
     tr_only = _objectives(small_tokenizer, "tr")
     assert tr_only.mlm is None and tr_only.rtl is None
+    # Without AWP no diagnostic: TR alone, and WACSE with AWP's weight 0.
+    tr_wtr = _objectives(small_tokenizer, "wacse", wacse_weights=(0.8, 0.0, 0.2))
+    for other in (tr_only, tr_wtr):
+        other(_batch(other, aligned))
+        assert other.diagnostics == {}
+
+
+class _UniformHead(torch.nn.Module):
+    """An MLM head whose logits are all 0: a uniform guess over the V pieces."""
+
+    def __init__(self, vocab_size: int):
+        super().__init__()
+        self.vocab_size = vocab_size
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        return states.new_zeros(len(states), self.vocab_size)
+
+
+def test_awps_term_cross_entropy_of_a_uniform_guess_is_ln_v(small_tokenizer, aligned):
+    """Per term a uniform guess costs ln V, whatever the links; eq. 5's value costs ln V times
+    the terms' weight a sentence, which the batch's links per sentence estimate."""
+    objectives = _objectives(small_tokenizer, "wacse").eval()
+    vocab = objectives.encoder.config.vocab_size
+    objectives.mlm = _UniformHead(vocab)
+    batch = _batch(objectives, aligned)
+    with torch.no_grad():
+        _, parts = objectives(batch)
+    total, terms = objectives.diagnostics["awp_term_ce"].tolist()
+    assert total / terms == pytest.approx(math.log(vocab), rel=1e-6)
+    weights = batch.awp.weights.sum().item()
+    assert parts["awp"].item() == pytest.approx(math.log(vocab) * weights / 32, rel=1e-6)
+    # The links, counted on the pairs the batch drew (the collator's seed): 16 pairs, 32
+    # sentences, each link seen from both of its sentences.
+    index = np.random.default_rng(0).choice(len(aligned[0]), 16, replace=False)
+    links = int(aligned[1].links.lengths[index].sum())
+    assert links > 16  # more than one link a sentence: eq. 5's value is above ln V
+    assert objectives.diagnostics["awp_links_per_sentence"] == (2 * links, 32)
+    assert parts["awp"].item() > math.log(vocab)
 
 
 def test_dap_adds_weighted_rtl(small_tokenizer, aligned):
@@ -157,6 +198,13 @@ def test_wacse_run_logs_its_losses_and_resumes_exactly(
     straight.run()
     logged = [e for e in straight.history if "loss" in e]
     assert {"loss_tr", "loss_awp", "loss_wtr"} <= set(logged[0])
+    # Beside eq. 5's estimate, its two factors (a term's cross-entropy, links per sentence).
+    for entry in logged:
+        keys = list(entry)
+        at = max(i for i, key in enumerate(keys) if key.startswith("loss_")) + 1
+        assert keys[at : at + 2] == ["awp_term_ce", "awp_links_per_sentence"]
+        assert 0 < entry["awp_term_ce"] < 2 * math.log(straight.model.config.vocab_size)
+        assert entry["awp_links_per_sentence"] > 0
 
     interrupted = _wacse_trainer(small_word_spans, small_subwords, small_tokenizer, tmp_path / "b")
     original = interrupted.train_step

@@ -45,7 +45,8 @@ def _trainer(tmp_path: Path, train: dict, dev: dict, tokenizer: Path, **settings
 def _read_per_micro_batch(objective, batches: list, n_micro: int) -> dict:
     """The step as it read its losses until this change (5e84662's `accumulate`, on one
     process on the CPU): `.item()` for each loss part of each micro-batch, and the cached TR
-    loss with `float` as soon as it was computed."""
+    loss with `float` as soon as it was computed; and AWP's diagnostics likewise, read each
+    micro-batch, summed and divided at the end."""
     s = objective.settings
     device = torch.device("cpu")
     cached = "tr" in objective.weights and s.negatives == "batch" and n_micro > 1
@@ -66,6 +67,7 @@ def _read_per_micro_batch(objective, batches: list, n_micro: int) -> dict:
         parts_total["tr"] = float(loss)
         tr_grads = [g * n_micro for g in grads]
     tokens = 0
+    sums: dict[str, list[float]] = {}
     for micro, batch in enumerate(batches):
         if states:
             states[micro].restore(device)
@@ -73,13 +75,21 @@ def _read_per_micro_batch(objective, batches: list, n_micro: int) -> dict:
         (loss / n_micro).backward()
         for name, value in parts.items():
             parts_total[name] = parts_total.get(name, 0.0) + value.item() / n_micro
+        for name, value in objective.diagnostics.items():
+            numerator, denominator = value.tolist() if torch.is_tensor(value) else value
+            total = sums.setdefault(name, [0.0, 0.0])
+            total[0] += numerator
+            total[1] += denominator
         tokens += batch.tokens
-    return {
+    record = {
         "loss": sum(objective.weights[name] * value for name, value in parts_total.items()),
         "parts": parts_total,
         "tokens": tokens,
         "flops": flops.total(),
     }
+    if sums:
+        record["diagnostics"] = {name: n / d for name, (n, d) in sums.items()}
+    return record
 
 
 def _grads(trainer: Trainer) -> dict[str, torch.Tensor]:
@@ -116,6 +126,15 @@ def test_one_read_per_step_records_what_a_read_per_micro_batch_did(
     assert record == before
     assert set(record["parts"]) == ({"tr", "awp", "wtr"} if method == "wacse" else {"tr"})
     assert record["parts"]["tr"] > 0
+    if method == "wacse":
+        # The step's links per sentence, counted on its pairs: 2 × links over 2N sentences.
+        links = sum(int(trainer.words.links.lengths[index].sum()) for index in indices)
+        expected = 2 * links / (2 * N_MICRO * MICRO)
+        diagnostics = record["diagnostics"]
+        assert diagnostics["awp_links_per_sentence"] == pytest.approx(expected, rel=1e-12)
+        assert diagnostics["awp_term_ce"] > 0
+    else:
+        assert "diagnostics" not in record  # TR's record, and its log line, as they were
     for name, grad in _grads(trainer).items():
         assert torch.equal(grads[name], grad), name
 

@@ -451,6 +451,30 @@ def test_zero_steps_export_the_starting_model_with_its_dev_score(
         assert torch.equal(tensor, start[name]), name
 
 
+def test_a_tr_log_line_has_the_keys_it_had_and_no_awp_diagnostics(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """AWP's diagnostics (`awp_term_ce`, `awp_links_per_sentence`) are logged by runs with
+    AWP only (tests/unit/test_objectives.py: WACSE's log lines); TR's lines are unchanged."""
+    trainer = _trainer(
+        small_subwords,
+        small_tokenizer,
+        tmp_path / "ckpt",
+        max_steps=2,
+        log_every=1,
+        eval_every=2,
+        checkpoint_every=2,
+    )
+    log_path = tmp_path / "train_log.jsonl"
+    trainer.run(log_path)
+    lines = [json.loads(line) for line in log_path.read_text().splitlines()]
+    logged = [entry for entry in lines if "loss" in entry]
+    assert [entry["step"] for entry in logged] == [1, 2]
+    for entry in logged:
+        assert list(entry)[:5] == ["step", "loss", "loss_tr", "lr", "grad_norm"]
+        assert "awp_term_ce" not in entry and "awp_links_per_sentence" not in entry
+
+
 def test_the_mlp_pooler_trains_tr_and_stays_out_of_the_export(
     small_subwords, small_tokenizer, tmp_path
 ):

@@ -42,6 +42,12 @@ their cross-entropies log(1 + 2e^-2) and log 3, weighed and summed over 2N = 2:
     >>> targets, weights = torch.tensor([0, 2]), torch.tensor([1.0, 0.5])
     >>> round(aligned_word_prediction_loss(logits, targets, weights, n_pairs=1).item(), 4)
     0.3944
+
+What the value is: eq. 5 sums a sentence's terms, one per link of its aligned words, so it is
+about (links per sentence) × (cross-entropy of one term), and a uniform guess over V pieces
+gives it ln V only at one link a sentence. `term_cross_entropy` gives the second factor, the
+mean cross-entropy of one term (ln V for a uniform guess), which the trainer logs beside the
+loss with the batch's links per sentence (`awp_term_ce`, `awp_links_per_sentence`).
 """
 
 from __future__ import annotations
@@ -61,3 +67,20 @@ def aligned_word_prediction_loss(
     """
     ce = F.cross_entropy(logits.float(), targets, reduction="none")
     return (ce * weights).sum() / (2 * n_pairs)
+
+
+@torch.no_grad()
+def term_cross_entropy(
+    logits: torch.Tensor, targets: torch.Tensor, terms: torch.Tensor
+) -> torch.Tensor:
+    """The sums behind the mean cross-entropy of one AWP term, a diagnostic without gradient:
+    the 2-vector (Σ_p terms[p] · CE(logits[p], targets[p]), Σ_p terms[p]).
+
+    `terms` (P) is each prediction's share of its term (1/n of a word clipped to n subwords,
+    without the |A|/m of a drawn word: `xlsent.train.collate.masked_copies`), so Σ terms counts
+    the terms and the ratio is their mean cross-entropy, ln V for uniform logits over V. The
+    two sums are returned apart so that a step adds its micro-batches' before dividing.
+    """
+    ce = F.cross_entropy(logits.float(), targets, reduction="none")
+    terms = terms.float()
+    return torch.stack([(ce * terms).sum(), terms.sum()])

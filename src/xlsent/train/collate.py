@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,10 @@ class AWPTensors:
     predict: torch.Tensor  # P×2: copy, position
     targets: torch.Tensor  # P
     weights: torch.Tensor  # P
+    # What the diagnostics read (`MaskedCopies`): each position's share of its term, and the
+    # batch's links per sentence.
+    terms: torch.Tensor  # P
+    links_per_sentence: float
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ def _mapped(tensors: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
         return None
     if isinstance(tensors, torch.Tensor):
         return fn(tensors)
+    if not is_dataclass(tensors):  # a number (AWP's links per sentence)
+        return tensors
     return replace(
         tensors, **{f.name: _mapped(getattr(tensors, f.name), fn) for f in fields(tensors)}
     )
@@ -275,6 +281,8 @@ class Collator:
             torch.from_numpy(np.stack([copies.copy, copies.positions + 1], 1)),
             torch.from_numpy(copies.targets),
             torch.from_numpy(copies.weights),
+            torch.from_numpy(copies.terms),
+            copies.links_per_sentence,
         )
 
     @functools.cached_property
@@ -482,7 +490,11 @@ class MaskedCopies:
 
     `rows` are subword ids without special tokens; `positions` index into them (add 1 for a
     leading CLS). Each prediction p belongs to copy `copy[p]`, predicts `targets[p]`, and
-    weighs `weights[p]` in the sum of eq. 5.
+    weighs `weights[p]` in the sum of eq. 5. `terms[p]` is its share of its term (1/n of a
+    word clipped to n subwords, without the |A|/m of the draw): Σ terms·CE / Σ terms is the
+    mean cross-entropy of a term, which a uniform guess puts at ln V, where eq. 5's value is
+    about `links_per_sentence` terms a sentence (the batch's links from both sides over its
+    2N sentences) times it.
     """
 
     rows: Ragged
@@ -491,6 +503,8 @@ class MaskedCopies:
     positions: np.ndarray
     targets: np.ndarray
     weights: np.ndarray
+    terms: np.ndarray
+    links_per_sentence: float
 
 
 def masked_copies(
@@ -523,7 +537,7 @@ def masked_copies(
     """
     n = len(links)
     if len(links.values) == 0:
-        return MaskedCopies(Ragged.from_rows([]), *(np.zeros(0, t) for t in _DTYPES))
+        return MaskedCopies(Ragged.from_rows([]), *(np.zeros(0, t) for t in _DTYPES), 0.0)
     flat = links.values.reshape(-1, 2).astype(np.int64)
     pair = row_of_each(links.lengths)
     # Every link seen from each side: (sentence, its word, other sentence, partner word).
@@ -557,6 +571,7 @@ def masked_copies(
     def end(s: np.ndarray, w: np.ndarray) -> np.ndarray:
         return ends.values[ends.offsets[s] + w].astype(np.int64)
 
+    links_per_sentence = len(word) / (2 * n)  # each link seen from both of its sentences
     # The copies: their sentences' subwords with the chosen word's subwords masked.
     copy_sentence, copy_word = aligned_sentence[chosen], (aligned % base)[chosen]
     rows = ids.take(copy_sentence)
@@ -578,7 +593,9 @@ def masked_copies(
         np.repeat(own, width) + step,
         ids.values[np.repeat(ids.offsets[other] + target, width) + step].astype(np.int64),
         np.repeat(scale[sentence] / width, width).astype(np.float32),
+        np.repeat(1 / width, width).astype(np.float32),
+        links_per_sentence,
     )
 
 
-_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.float32)
+_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.float32, np.float32)

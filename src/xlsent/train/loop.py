@@ -508,6 +508,7 @@ class Trainer:
                         "step": self.step,
                         "loss": round(float(np.mean([r["loss"] for r in losses])), 5),
                         **{f"loss_{name}": _mean(losses, name) for name in record["parts"]},
+                        **_diagnostics(losses),
                         "lr": lrs[0],
                         **({"head_lr": lrs[-1]} if s.head_lr is not None else {}),
                         "grad_norm": round(record["grad_norm"], 4),
@@ -585,3 +586,17 @@ def batch_builder(device: torch.device) -> ThreadPoolExecutor:
 
 def _mean(records: list[dict], part: str) -> float:
     return round(float(np.mean([r["parts"][part] for r in records])), 5)
+
+
+def _diagnostics(records: list[dict]) -> dict[str, float | None]:
+    """The steps' diagnostics (`step.accumulate`; AWP's), each the mean over the steps that
+    have a value, as the losses are averaged over the steps of a log line (None where none
+    has: a step without an aligned word has no term). Empty without diagnostics, so that
+    other methods' log lines stay as they were."""
+    names = dict.fromkeys(name for r in records for name in r.get("diagnostics", {}))
+    means: dict[str, float | None] = {}
+    for name in names:
+        values = [r["diagnostics"].get(name) for r in records if "diagnostics" in r]
+        values = [value for value in values if value is not None]
+        means[name] = round(float(np.mean(values)), 5) if values else None
+    return means

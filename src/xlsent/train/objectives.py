@@ -20,6 +20,11 @@ and TLM encode their own corrupted sequences; the MLM head is one per encoder (A
 with the head an `mlm` run trained, when the run starts from one).
 The batch arrives built (`collator`, `xlsent.train.collate`); here the encoder and the heads
 run and the losses (`xlsent.losses`, pure tensor functions) are called and weighed.
+
+Beside its losses a pass leaves diagnostics in `Objectives.diagnostics`, which the step adds
+up over its micro-batches and the log reports (`xlsent.train.step.accumulate`): with AWP, the
+mean cross-entropy of one AWP term and the batch's links per sentence, the two factors of
+eq. 5's logged estimate (`xlsent.losses.awp`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xlsent.losses.awp import aligned_word_prediction_loss
+from xlsent.losses.awp import aligned_word_prediction_loss, term_cross_entropy
 from xlsent.losses.mlm import masked_lm_loss
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.losses.tr import Gather, negative_slots, translation_ranking_loss
@@ -46,6 +51,11 @@ from xlsent.train.settings import TrainSettings
 
 # The language-modelling objective of each method that has one.
 LM_OBJECTIVE = {"mlm": "mlm", "tlm": "tlm", "tr-tlm": "tlm"}
+
+# A diagnostic of one pass: (numerator, denominator), which a step sums over its micro-batches
+# before dividing. A 2-vector when computed on the device (read with the step's losses, once),
+# two numbers when the host knows them already (reading them from the device would wait).
+Diagnostic = torch.Tensor | tuple[float, float]
 
 
 class Objectives(nn.Module):
@@ -75,6 +85,8 @@ class Objectives(nn.Module):
         # The model's pooling, which the trainer records in its config (`SentenceSettings`).
         self.pooling = SentenceSettings.read(encoder.config).pooling
         self.gather = gather
+        # The last `forward`'s diagnostics (`Diagnostic`), by the name the log gives them.
+        self.diagnostics: dict[str, Diagnostic] = {}
         alpha, beta, gamma = settings.wacse_weights
         self.weights = {"tr": 1.0}
         if settings.method == "wacse":
@@ -148,6 +160,7 @@ class Objectives(nn.Module):
         """
         s, n = self.settings, batch.n_pairs
         loss, parts = torch.zeros(()), {}
+        self.diagnostics = {}
         if batch.ids is not None:
             hidden = self.encode(batch.ids, batch.mask, batch.types)
             vectors = self.sentence_vectors(hidden, batch.mask)
@@ -277,15 +290,23 @@ class Objectives(nn.Module):
 
     def _awp(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """AWP: one more encoder pass, over the masked copies, and the MLM head at the masked
-        positions."""
+        positions. Its diagnostics: the mean cross-entropy of a term over the micro-batch's
+        predictions (from the same logits, without gradient) and its links per sentence."""
         awp = batch.awp
-        if awp is None:  # no aligned word in this micro-batch
+        sentences = 2 * batch.n_pairs
+        if awp is None:  # no aligned word in this micro-batch: no term, no link
+            # Its sentences count all the same, in the step's links per sentence.
+            self.diagnostics["awp_term_ce"] = hidden.new_zeros(2, dtype=torch.float32)
+            self.diagnostics["awp_links_per_sentence"] = (0.0, float(sentences))
             return hidden.sum() * 0.0
         masked = self.encode(awp.ids, awp.mask, awp.types)
         states = masked[awp.predict[:, 0], awp.predict[:, 1]]
-        return aligned_word_prediction_loss(
-            self.mlm(states), awp.targets, awp.weights, batch.n_pairs
-        )
+        logits = self.mlm(states)
+        self.diagnostics["awp_term_ce"] = term_cross_entropy(logits, awp.targets, awp.terms)
+        # The count back from the collator's ratio, so that micro-batches add as links.
+        links = awp.links_per_sentence * sentences
+        self.diagnostics["awp_links_per_sentence"] = (links, float(sentences))
+        return aligned_word_prediction_loss(logits, awp.targets, awp.weights, batch.n_pairs)
 
     def _rtl(self, batch: Batch, hidden: torch.Tensor) -> torch.Tensor:
         """RTL: the head reads the non-English token states after CLS (DAP's f*(x)) and

@@ -51,7 +51,10 @@ def accumulate(
     """Backpropagate one step over its `n_micro` micro-batches `batches` (this process's);
     return the step's loss, its parts, its real tokens and this process's model FLOPs by
     part (`xlsent.train.flops`; the tokens and FLOPs counted on the batches as they arrive,
-    before they are copied to the device).
+    before they are copied to the device), and where the objective leaves any
+    (`Objectives.diagnostics`: AWP's), its `diagnostics`: each the sum of its numerators over
+    the micro-batches divided by the sum of its denominators (None where that is 0), so that
+    AWP's mean term cross-entropy weighs each micro-batch by its terms.
 
     `forward` is what computes a micro-batch's loss (the DDP wrapper of `objective` under
     several processes; default `objective`), `no_sync` its context that defers DDP's gradient
@@ -61,6 +64,7 @@ def accumulate(
     The losses are read from the device once, at the end of the step: reading each part of
     each micro-batch (`.item()`) would make the host wait for the device's queue to empty
     that many times a step, and the next micro-batch's kernels could not be queued meanwhile.
+    The diagnostics computed on the device come in the same read.
     """
     s = objective.settings
     forward = forward or objective
@@ -81,6 +85,10 @@ def accumulate(
     # The unweighted losses on the device, read at the end: (names, values, what each value
     # is divided by in the step's mean).
     losses: list[tuple[list[str], torch.Tensor, int]] = []
+    # The diagnostics' (numerator, denominator): the device's 2-vectors, read with the losses,
+    # and the sums of the host's.
+    on_device: list[tuple[str, torch.Tensor]] = []
+    on_host: dict[str, list[float]] = {}
     with tf32_matmuls(s.precision == "tf32"):
         if cached:
             built, vectors = [], []
@@ -117,13 +125,29 @@ def accumulate(
             if parts:
                 values = torch.stack([value.detach().float() for value in parts.values()])
                 losses.append((list(parts), values, n_micro))
-    parts_total = _parts(losses)
-    return {
+            for name, value in objective.diagnostics.items():
+                totals = on_host.setdefault(name, [0.0, 0.0])  # in the objective's order
+                if isinstance(value, torch.Tensor):
+                    on_device.append((name, value.detach().float()))
+                else:
+                    totals[0] += value[0]
+                    totals[1] += value[1]
+    parts_total, read = _parts(losses, [value for _, value in on_device])
+    for (name, _), (numerator, denominator) in zip(on_device, read, strict=True):
+        on_host[name][0] += numerator
+        on_host[name][1] += denominator
+    record = {
         "loss": sum(objective.weights[name] * value for name, value in parts_total.items()),
         "parts": parts_total,
         "tokens": tokens,
         "flops": flops.total(),
     }
+    if on_host:  # a method without diagnostics keeps the record it had
+        record["diagnostics"] = {
+            name: numerator / denominator if denominator else None
+            for name, (numerator, denominator) in on_host.items()
+        }
+    return record
 
 
 def computing(device: torch.device, precision: str) -> AbstractContextManager:
@@ -134,15 +158,20 @@ def computing(device: torch.device, precision: str) -> AbstractContextManager:
     return torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
 
 
-def _parts(losses: list[tuple[list[str], torch.Tensor, int]]) -> dict[str, float]:
+def _parts(
+    losses: list[tuple[list[str], torch.Tensor, int]], pairs: list[torch.Tensor]
+) -> tuple[dict[str, float], list[tuple[float, float]]]:
     """The step's loss parts, each the sum of its `losses` entries' values over their
-    divisors: read from the device in one transfer, then added up in the order and the
+    divisors, and the values of `pairs` (2-vectors on the device: the diagnostics'): read
+    from the device in one transfer, then the parts added up in the order and the
     arithmetic of a sum of `.item()`s (the same floats to the bit)."""
-    if not losses:
-        return {}
-    read = iter(torch.cat([values for _, values, _ in losses]).tolist())
+    tensors = [values for _, values, _ in losses] + pairs
+    if not tensors:
+        return {}, []
+    read = iter(torch.cat(tensors).tolist())
     total: dict[str, float] = {}
     for names, _, divisor in losses:
         for name in names:
             total[name] = total.get(name, 0.0) + next(read) / divisor
-    return total
+    rest = list(read)
+    return total, list(zip(rest[::2], rest[1::2], strict=True))
