@@ -140,15 +140,24 @@ onerror:
         logger.error("\n".join(["The failed jobs' logs say:", *said]))
 
 
+# What the stages share, then each stage: its names and input functions (<stage>_inputs.smk),
+# then its rules. Every path under results/ is a pattern of xlsent.layout.
 include: "workflow/rules/common.smk"
+include: "workflow/rules/corpus_inputs.smk"
 include: "workflow/rules/corpus.smk"
+include: "workflow/rules/tokenize_inputs.smk"
 include: "workflow/rules/tokenize.smk"
+include: "workflow/rules/align_inputs.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/hard_negatives_inputs.smk"
 include: "workflow/rules/hard_negatives.smk"
+include: "workflow/rules/train_inputs.smk"
 include: "workflow/rules/train.smk"
+include: "workflow/rules/bisent2vec_inputs.smk"
 include: "workflow/rules/bisent2vec.smk"
+include: "workflow/rules/evaluate_inputs.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/tables_inputs.smk"
 include: "workflow/rules/tables.smk"
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xlsent.failures.unreadable import problem, remake_command
+from xlsent.layout import CHECKPOINTS, RESULTS
 
 if TYPE_CHECKING:
     from xlsent.train.resume_notes import Note
@@ -76,7 +77,6 @@ def training_note(config: dict, run: str, seed: int) -> Note | None:
     starts (the Snakefile's `onstart`), from the run's settings in `config`; None without a
     checkpoint."""
     from xlsent.arguments import settings_object
-    from xlsent.config.outputs import CHECKPOINTS
     from xlsent.config.runs import program_settings, train_settings, training_processes
     from xlsent.train.resume_notes import resume_note
     from xlsent.train.settings import TrainSettings, identity
@@ -96,7 +96,6 @@ def training_notes(jobs: list[Job], root: Path = Path(".")) -> list[str]:
     why (`xlsent.train.resume_notes`): against the settings the job will pass where its
     reason shows them (they changed), else against its checkpoint's own (they did not)."""
     from xlsent.arguments import settings_object
-    from xlsent.config.outputs import CHECKPOINTS
     from xlsent.train.resume_notes import recorded, resume_note
     from xlsent.train.settings import TrainSettings, identity
 
@@ -182,7 +181,7 @@ def orphans(detailed_summary: str, root: Path = Path(".")) -> dict[str, list[str
         if row.get("plan") != "no update" or not (root / row["output_file"]).exists():
             continue
         inputs = [p for p in (row.get("input-file(s)") or "").split(",") if p]
-        missing = [p for p in inputs if p.startswith("results/") and not (root / p).exists()]
+        missing = [p for p in inputs if p.startswith(f"{RESULTS}/") and not (root / p).exists()]
         if missing:
             found[row["output_file"]] = missing
     return found

@@ -23,6 +23,7 @@ import pytest
 from support import ROOT
 
 from xlsent.bisent2vec import Bisent2vecError
+from xlsent.bisent2vec import memory as bisent2vec_memory
 from xlsent.bisent2vec.build import build, run_ctest
 from xlsent.bisent2vec.data import side_text, train_token, write_pairs
 from xlsent.bisent2vec.model import SentenceModel, ngram_hash, ngram_rows
@@ -133,6 +134,19 @@ def test_ngram_hash_matches_the_cpp_tests() -> None:
         for i in range(len(ids) - n + 1)
     )
     assert vectorised == scalar
+
+
+def test_a_jobs_memory_holds_both_matrices_and_the_process() -> None:
+    """bisent2vec_train's mem_mb: (2 × words + buckets) × dim float32 rows plus 2000 MiB,
+    times the attempt; the buckets only with word n-grams, 2M words when uncapped."""
+    settings = {"max_vocab_size": 100_000, "bucket": 2_000_000, "word_ngrams": 2, "dim": 300}
+    # (200K + 2M) rows × 300 × 4 bytes = 2517.7 MiB.
+    assert bisent2vec_memory.job_mem_mb(settings, 1) == 4517
+    assert bisent2vec_memory.job_mem_mb(settings, 2) == 2 * 4517
+    unigrams = {**settings, "word_ngrams": 1}
+    assert bisent2vec_memory.job_mem_mb(unigrams, 1) == 2000 + int(200_000 * 300 * 4 / 2**20)
+    uncapped = {**unigrams, "max_vocab_size": None}
+    assert bisent2vec_memory.job_mem_mb(uncapped, 1) == 2000 + int(4_000_000 * 1200 / 2**20)
 
 
 def test_idf_is_the_papers() -> None:

@@ -76,6 +76,14 @@ def test_finds_the_files_in_the_folder_the_tarballs_unpack_to(tmp_path):
         read_split(tmp_path, "ru", "training")
 
 
+def test_the_rules_pass_the_directory_above_the_folders_the_tarballs_unpack_to():
+    """`--dir` of the BUCC jobs from their files: flat (the mining set), or in `{xx}-en/`."""
+    assert bucc.files_directory(["results/data/mining/de-en.dev.de"]) == "results/data/mining"
+    unpacked = [str(p) for p in bucc.split_files("results/data/bucc2018", "de", "sample")]
+    assert bucc.files_directory(unpacked) == "results/data/bucc2018"
+    assert bucc.files_directory(["/data/bucc/de-en/de-en.sample.gold"]) == "/data/bucc"
+
+
 @pytest.mark.parametrize(
     ("xx", "gold", "message"),
     [

@@ -26,7 +26,7 @@ RULES = ROOT / "workflow" / "rules"
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 # What the placeholders that stand for flags or positionals (rather than for a flag's value)
-# render to, per rule: every form the input functions of workflow/rules/common.smk give them.
+# render to, per rule: every form the input functions of workflow/rules/*_inputs.smk give them.
 EXPANSIONS: dict[tuple[str, str], list[str]] = {
     ("opus_download", "{params.base_url}"): ["", "--base-url https://mirror.example/opus"],
     ("clean", "{params.args}"): [

@@ -18,6 +18,7 @@ from xlsent.config import (
     dualpivot_settings,
     load,
     run_seeds,
+    train_request,
     train_settings,
     validate,
 )
@@ -227,6 +228,29 @@ def test_run_overrides_global_training_settings():
     )
     settings = train_settings(config, "short", 1)
     assert (settings["lr"], settings["max_steps"], settings["seed"]) == (1e-4, 10, 1)
+
+
+def test_a_training_asks_slurm_for_its_gpus_on_one_node_or_one_task_a_node():
+    """The train rule's resources: `--gpus=N` on one node; on several, srun's tasks with the
+    GPUs of each node as gres, and no task per GPU (the plugin would add one)."""
+    one = train_request({"gpus": 4, "nodes": 1})
+    assert one == {
+        "nodes": 1,
+        "gpu": 4,
+        "gres": None,
+        "tasks": None,
+        "tasks_per_gpu": None,
+        "mpi": None,
+    }
+    several = train_request({"gpus": 8, "nodes": 2})
+    assert several == {
+        "nodes": 2,
+        "gpu": None,
+        "gres": "gpu:8",
+        "tasks": 2,
+        "tasks_per_gpu": 0,
+        "mpi": "srun",
+    }
 
 
 def test_word_vector_runs_take_global_settings_overrides_and_their_seed():

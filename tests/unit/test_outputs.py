@@ -11,6 +11,7 @@ from xlsent.config import (
     bli_results,
     bucc_results,
     final_outputs,
+    gpus_per_job,
     load,
     mteb_results,
     mteb_runs,
@@ -143,3 +144,28 @@ def test_each_source_encodes_the_languages_its_evaluations_read(settings, source
     assert vector_sources(config) == sources
     read = {task: vector_source(config, task) for task in ("tatoeba", "retrieval", "bucc")}
     assert set(read.values()) == set(sources)
+
+
+def test_the_cost_table_counts_the_gpus_of_each_jobs_stage_and_run():
+    """`tables-cost --gpus`: each encoder and dual-pivot run's GPUs, each aligner's, and the
+    encoder evaluations'; the demo's jobs hold none, the paper's trainings one each."""
+    assert gpus_per_job(DEMO) == [
+        "train/mlm=0",
+        "train/tr=0",
+        "train/wacse=0",
+        "train/dap=0",
+        "train/tr-awp=0",
+        "train/tr-wtr=0",
+        "train/me5=0",
+        "train/me5-tr=0",
+        "train_dualpivot/dualpivot-sup=0",
+        "train_dualpivot/dualpivot-unsup=0",
+        "train_dualpivot/dualpivot-layer=0",
+        "align/eflomal=0",
+        "eval/encode=0",
+        "eval/mteb=0",
+    ]
+    paper = gpus_per_job(PAPER)
+    assert paper[0] == "train/tr=1" and "align/wspalign=1" in paper
+    assert paper[-2:] == ["eval/encode=0", "eval/mteb=0"]
+    assert "train_dualpivot/dualpivot-sup-de=1" in paper

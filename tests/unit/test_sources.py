@@ -222,7 +222,7 @@ def test_a_registered_source_is_cleaned_by_xlsent_clean(tmp_path: Path, monkeypa
     monkeypatch.setitem(SOURCES, "tsv", Tsv())
     config = {"corpus": {"source": "tsv", "tsv": {"pattern": str(tmp_path / "{lang}.tsv")}}}
 
-    source = SOURCES[config["corpus"]["source"]]  # as common.smk asks the registry
+    source = SOURCES[config["corpus"]["source"]]  # as corpus_inputs.smk asks the registry
     inputs = source.inputs(config, "kk", shipped=str, downloads="unused")
     assert inputs == {"pairs": str(tmp_path / "kk.tsv")}
     assert source.identity(config) == {"tsv": config["corpus"]["tsv"]}

@@ -7,9 +7,9 @@ rule fetch_aligner:
     input:
         local_files(ALIGN["wspalign"]["model"]),
     output:
-        directory("results/aligners/wspalign"),
+        directory(layout.WSPALIGN),
     log:
-        "logs/fetch_aligner/wspalign.log",
+        layout.log("fetch_aligner/wspalign"),
     # On the login node: hub downloads need the internet, which compute nodes may lack.
     localrule: True
     conda:
@@ -29,7 +29,7 @@ rule eflomal_download:
     output:
         EFLOMAL_SDIST,
     log:
-        "logs/eflomal_download.log",
+        layout.log("eflomal_download"),
     # On the login node: compute nodes may have no internet access.
     localrule: True
     conda:
@@ -48,11 +48,11 @@ rule eflomal_build:
         sdist=EFLOMAL_SDIST,
         patch=EFLOMAL_PATCH,
     output:
-        EFLOMAL_BINARY,
+        layout.EFLOMAL_BINARY,
     log:
-        "logs/eflomal_build.log",
+        layout.log("eflomal_build"),
     benchmark:
-        "results/benchmarks/eflomal_build.tsv"
+        layout.benchmark("eflomal_build")
     conda:
         "../../envs/cpp.yaml"
     threads: 1
@@ -68,12 +68,12 @@ rule align_shard:
     input:
         unpack(align_inputs),
     output:
-        shard="results/align/{aligner}/{lang}/shard-{shard}.arrow",
-        stats="results/align/{aligner}/{lang}/shard-{shard}.json",
+        shard=layout.ALIGN_SHARD,
+        stats=layout.ALIGN_SHARD_STATS,
     log:
-        "logs/align/{aligner}/{lang}/shard-{shard}.log",
+        layout.log("align/{aligner}/{lang}/shard-{shard}"),
     benchmark:
-        "results/benchmarks/align/{aligner}/{lang}/shard-{shard}.tsv"
+        layout.benchmark("align/{aligner}/{lang}/shard-{shard}")
     priority: PRIORITY["to_fine_tuning"]
     conda:
         "../../envs/gpu.yaml"
@@ -110,9 +110,9 @@ rule align_manifest:
         shards=align_shard_files,
         stats=lambda w: align_shard_files(w, "json"),
     output:
-        "results/align/{aligner}/{lang}/_SUCCESS",
+        layout.ALIGN_MANIFEST,
     log:
-        "logs/align/{aligner}/{lang}/manifest.log",
+        layout.log("align/{aligner}/{lang}/manifest"),
     priority: PRIORITY["to_fine_tuning"]
     # Seconds each (reads the shards' JSON): packed many to a Slurm job.
     group:
@@ -133,11 +133,11 @@ rule align_manifest:
 rule align_pharaoh:
     # For inspection (not part of `all`): one line of `en-xx` links per training pair.
     input:
-        "results/align/{aligner}/{lang}/_SUCCESS",
+        layout.ALIGN_MANIFEST,
     output:
-        "results/align/{aligner}/{lang}/links.pharaoh",
+        layout.ALIGN_PHARAOH,
     log:
-        "logs/align/{aligner}/{lang}/pharaoh.log",
+        layout.log("align/{aligner}/{lang}/pharaoh"),
     conda:
         "../../envs/corpus.yaml"
     threads: 1

@@ -10,11 +10,11 @@ rule bisent2vec_build:
     input:
         **bisent2vec_sources(),
     output:
-        BISENT2VEC_BINARY,
+        layout.BISENT2VEC_BINARY,
     log:
-        "logs/bisent2vec_build.log",
+        layout.log("bisent2vec_build"),
     benchmark:
-        "results/benchmarks/bisent2vec_build.tsv"
+        layout.benchmark("bisent2vec_build")
     conda:
         "../../envs/cpp.yaml"
     threads: 2
@@ -30,17 +30,17 @@ rule bisent2vec_build:
 
 
 rule bisent2vec_train:
-    # One model per language pair, as the paper: results/models/{run}/seed{seed}/{lang}/ holds
+    # One model per language pair, as the paper: its directory (layout.WORD_VECTOR_MODEL) holds
     # model.bin (bisent2vec), vectors.{en,xx}.vec and stats.json. The run's seed is the
     # trainer's; one thread trains bit-for-bit reproducibly, more run Hogwild.
     input:
         unpack(bisent2vec_train_inputs),
     output:
-        directory(BISENT2VEC_MODEL),
+        directory(layout.WORD_VECTOR_MODEL),
     log:
-        "logs/bisent2vec_train/{run}/seed{seed}/{lang}.log",
+        layout.log("bisent2vec_train/{run}/seed{seed}/{lang}"),
     benchmark:
-        "results/benchmarks/bisent2vec_train/{run}/seed{seed}/{lang}.tsv"
+        layout.benchmark("bisent2vec_train/{run}/seed{seed}/{lang}")
     wildcard_constraints:
         run=names_regex(WORD_VECTOR_RUNS),
     # 36 languages × runs × seeds: a few per Slurm job (group-components in the profile).

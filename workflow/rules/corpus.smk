@@ -3,10 +3,10 @@
 
 rule opus_download:
     output:
-        zip="results/downloads/opus/{corpus}/{lang}.zip",
-        record="results/downloads/opus/{corpus}/{lang}.zip.json",
+        zip=layout.OPUS_ZIP,
+        record=f"{layout.OPUS_ZIP}.json",
     log:
-        "logs/opus_download/{corpus}/{lang}.log",
+        layout.log("opus_download/{corpus}/{lang}"),
     # On the login node: cluster compute nodes often have no internet access.
     localrule: True
     conda:
@@ -34,12 +34,12 @@ rule clean:
         # whose tokenizer counts DAP's tokens.
         unpack(corpus_inputs),
     output:
-        corpus="results/corpus/{lang}/clean.parquet",
-        stats="results/corpus/{lang}/clean_stats.json",
+        corpus=layout.CLEAN,
+        stats=layout.CLEAN_STATS,
     log:
-        "logs/clean/{lang}.log",
+        layout.log("clean/{lang}"),
     benchmark:
-        "results/benchmarks/clean/{lang}.tsv"
+        layout.benchmark("clean/{lang}")
     priority: PRIORITY["to_training"]
     # Cluster: the corpus stage of a language (clean, sample, words) is one Slurm job, and
     # the profile's group-components packs several languages into it.
@@ -71,17 +71,17 @@ rule clean:
 # A checkpoint: the number of alignment shards of a language follows from its sample.
 checkpoint sample:
     input:
-        "results/corpus/{lang}/clean.parquet",
+        layout.CLEAN,
     output:
-        train="results/corpus/{lang}/train.parquet",
-        dev="results/corpus/{lang}/dev.parquet",
+        train=layout.TRAIN_PAIRS,
+        dev=layout.DEV_PAIRS,
         # Pairs held out for the offline mining set (corpus.mining_pairs; empty with 0).
-        mining="results/corpus/{lang}/mining.parquet",
-        stats="results/corpus/{lang}/sample_stats.json",
+        mining=layout.MINING_PAIRS,
+        stats=layout.SAMPLE_STATS,
     log:
-        "logs/sample/{lang}.log",
+        layout.log("sample/{lang}"),
     benchmark:
-        "results/benchmarks/sample/{lang}.tsv"
+        layout.benchmark("sample/{lang}")
     priority: PRIORITY["to_training"]
     group:
         "corpus"
@@ -104,11 +104,11 @@ rule demo_testset:
     # The demo's Tatoeba-style test set: held-out embedded pairs in the LASER layout.
     output:
         expand(
-            "results/demo/tatoeba/{name}",
+            f"{layout.DEMO_TATOEBA}/{{name}}",
             name=[Path(p).name for p in tatoeba_files(EVAL_LANGS)],
         ),
     log:
-        "logs/demo_testset.log",
+        layout.log("demo_testset"),
     group:
         "corpus"
     conda:

@@ -8,7 +8,7 @@ if not TATOEBA["dir"]:
         output:
             tatoeba_files(EVAL_LANGS),
         log:
-            "logs/fetch_tatoeba.log",
+            layout.log("fetch_tatoeba"),
         # On the login node: compute nodes may have no internet access.
         localrule: True
         conda:
@@ -33,11 +33,11 @@ rule encode:
     input:
         unpack(encode_inputs),
     output:
-        VECTORS,
+        layout.VECTORS,
     log:
-        "logs/eval/encode/{run}/seed{seed}/{source}.log",
+        layout.log("eval/encode/{run}/seed{seed}/{source}"),
     benchmark:
-        "results/benchmarks/eval/encode/{run}/seed{seed}/{source}.tsv"
+        layout.benchmark("eval/encode/{run}/seed{seed}/{source}")
     wildcard_constraints:
         run=names_regex(SENTENCE_ENCODER_RUNS),
         source="|".join(VECTOR_SOURCES) or "none",
@@ -64,11 +64,11 @@ rule eval_tatoeba:
         vectors=vectors_of("tatoeba"),
         data=tatoeba_files(EVAL_LANGS),
     output:
-        "results/eval/tatoeba/{run}/seed{seed}.parquet",
+        layout.fill(layout.EVAL, task="tatoeba"),
     log:
-        "logs/eval/tatoeba/{run}/seed{seed}.log",
+        layout.log("eval/tatoeba/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/eval/tatoeba/{run}/seed{seed}.tsv"
+        layout.benchmark("eval/tatoeba/{run}/seed{seed}")
     # Encoder and dual-pivot runs; the word-vector runs have eval_tatoeba_bisent2vec.
     wildcard_constraints:
         run=names_regex(SENTENCE_ENCODER_RUNS),
@@ -95,16 +95,19 @@ rule eval_tatoeba_bisent2vec:
     # idf counted on the dev split, when the run's bisent2vec.tfidf is set).
     input:
         models=lambda w: expand(
-            BISENT2VEC_MODEL, run=w.run, seed=w.seed, lang=BISENT2VEC_EVAL_LANGS
+            layout.WORD_VECTOR_MODEL,
+            run=w.run,
+            seed=w.seed,
+            lang=BISENT2VEC_EVAL_LANGS,
         ),
         idf=bisent2vec_idf_words,
         data=tatoeba_files(BISENT2VEC_EVAL_LANGS),
     output:
-        "results/eval/tatoeba/{run}/seed{seed}.parquet",
+        layout.fill(layout.EVAL, task="tatoeba"),
     log:
-        "logs/eval/tatoeba/{run}/seed{seed}.log",
+        layout.log("eval/tatoeba/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/eval/tatoeba/{run}/seed{seed}.tsv"
+        layout.benchmark("eval/tatoeba/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(WORD_VECTOR_RUNS),
     conda:
@@ -132,11 +135,11 @@ rule eval_retrieval:
         vectors=vectors_of("retrieval"),
         pairs=retrieval_pair_files(),
     output:
-        "results/eval/retrieval/{run}/seed{seed}.parquet",
+        layout.fill(layout.EVAL, task="retrieval"),
     log:
-        "logs/eval/retrieval/{run}/seed{seed}.log",
+        layout.log("eval/retrieval/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/eval/retrieval/{run}/seed{seed}.tsv"
+        layout.benchmark("eval/retrieval/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(SENTENCE_ENCODER_RUNS),
     conda:
@@ -162,16 +165,16 @@ rule eval_retrieval_bisent2vec:
     # (idf counted on the pair's training split, whatever bisent2vec.tfidf says).
     input:
         models=lambda w: expand(
-            BISENT2VEC_MODEL, run=w.run, seed=w.seed, lang=RETRIEVAL_LANGS
+            layout.WORD_VECTOR_MODEL, run=w.run, seed=w.seed, lang=RETRIEVAL_LANGS
         ),
         idf=expand(BISENT2VEC_IDF_WORDS, lang=RETRIEVAL_LANGS),
         pairs=retrieval_pair_files(),
     output:
-        "results/eval/retrieval/{run}/seed{seed}.parquet",
+        layout.fill(layout.EVAL, task="retrieval"),
     log:
-        "logs/eval/retrieval/{run}/seed{seed}.log",
+        layout.log("eval/retrieval/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/eval/retrieval/{run}/seed{seed}.tsv"
+        layout.benchmark("eval/retrieval/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(WORD_VECTOR_RUNS),
     conda:
@@ -200,11 +203,11 @@ rule bli_dictionary:
     input:
         bli_dictionary_inputs,
     output:
-        BLI_DICTIONARY,
+        layout.BLI_DICTIONARY,
     log:
-        "logs/bli_dictionary/{lang}.{direction}.log",
+        layout.log("bli_dictionary/{lang}.{direction}"),
     benchmark:
-        "results/benchmarks/bli_dictionary/{lang}.{direction}.tsv"
+        layout.benchmark("bli_dictionary/{lang}.{direction}")
     localrule: True
     conda:
         "../../envs/eval.yaml"
@@ -224,12 +227,12 @@ rule bli_seed:
     input:
         unpack(bli_split_inputs),
     output:
-        seed=BLI_SEED,
-        stats="results/data/bli/{lang}.seed.json",
+        seed=layout.BLI_SEED,
+        stats=layout.BLI_SEED_STATS,
     log:
-        "logs/bli_seed/{lang}.log",
+        layout.log("bli_seed/{lang}"),
     benchmark:
-        "results/benchmarks/bli_seed/{lang}.tsv"
+        layout.benchmark("bli_seed/{lang}")
     conda:
         "../../envs/eval.yaml"
     threads: 1
@@ -250,12 +253,12 @@ rule bli_test:
     input:
         unpack(bli_split_inputs),
     output:
-        test=BLI_TEST,
-        stats="results/data/bli/{lang}.{direction}.test.json",
+        test=layout.BLI_TEST,
+        stats=layout.BLI_TEST_STATS,
     log:
-        "logs/bli_test/{lang}.{direction}.log",
+        layout.log("bli_test/{lang}.{direction}"),
     benchmark:
-        "results/benchmarks/bli_test/{lang}.{direction}.tsv"
+        layout.benchmark("bli_test/{lang}.{direction}")
     conda:
         "../../envs/eval.yaml"
     threads: 1
@@ -274,15 +277,15 @@ rule eval_bli:
     # Word translation P@1/5/10 by nearest neighbour and CSLS, one language and direction of
     # a word-vector run's en-xx model, on the test part of the dictionary.
     input:
-        model=BISENT2VEC_MODEL,
-        dictionary=BLI_TEST,
+        model=layout.WORD_VECTOR_MODEL,
+        dictionary=layout.BLI_TEST,
     output:
-        results="results/eval/bli/{run}/seed{seed}/{lang}.{direction}.parquet",
-        stats="results/eval/bli/{run}/seed{seed}/{lang}.{direction}.json",
+        results=layout.EVAL_BLI,
+        stats=layout.EVAL_BLI_STATS,
     log:
-        "logs/eval/bli/{run}/seed{seed}/{lang}.{direction}.log",
+        layout.log("eval/bli/{run}/seed{seed}/{lang}.{direction}"),
     benchmark:
-        "results/benchmarks/eval/bli/{run}/seed{seed}/{lang}.{direction}.tsv"
+        layout.benchmark("eval/bli/{run}/seed{seed}/{lang}.{direction}")
     wildcard_constraints:
         run=names_regex(WORD_VECTOR_RUNS),
     group:
@@ -308,7 +311,7 @@ if BUCC_LANGS and BUCC["source"] == "bucc2018" and not BUCC["bucc2018"]["dir"]:
         output:
             bucc_files(BUCC_LANGS),
         log:
-            "logs/fetch_bucc.log",
+            layout.log("fetch_bucc"),
         # On the login node: compute nodes may have no internet access.
         localrule: True
         conda:
@@ -334,11 +337,11 @@ rule mining_set:
         mining_set_inputs,
     output:
         mining_set_files(),
-        stats=f"{MINING_SET_DIR}/stats.json",
+        stats=layout.MINING_SET_STATS,
     log:
-        "logs/mining_set.log",
+        layout.log("mining_set"),
     benchmark:
-        "results/benchmarks/mining_set.tsv"
+        layout.benchmark("mining_set")
     conda:
         "../../envs/eval.yaml"
     threads: 1
@@ -365,11 +368,11 @@ rule eval_bucc:
         vectors=vectors_of("bucc"),
         data=bucc_files(BUCC_LANGS),
     output:
-        "results/eval/bucc/{run}/seed{seed}.parquet",
+        layout.fill(layout.EVAL, task="bucc"),
     log:
-        "logs/eval/bucc/{run}/seed{seed}.log",
+        layout.log("eval/bucc/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/eval/bucc/{run}/seed{seed}.tsv"
+        layout.benchmark("eval/bucc/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(SENTENCE_ENCODER_RUNS),
     conda:
@@ -403,11 +406,11 @@ rule eval_mteb:
     input:
         unpack(mteb_inputs),
     output:
-        directory("results/eval/mteb/{run}/seed{seed}"),
+        directory(layout.EVAL_MTEB),
     log:
-        "logs/eval/mteb/{run}/seed{seed}.log",
+        layout.log("eval/mteb/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/eval/mteb/{run}/seed{seed}.tsv"
+        layout.benchmark("eval/mteb/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(MTEB_RUNS),
     conda:

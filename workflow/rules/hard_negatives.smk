@@ -8,11 +8,11 @@ rule hard_negatives_encode:
     input:
         unpack(hard_negative_encode_inputs),
     output:
-        f"{HARD_NEGATIVES_DIR}/vectors-{{shard}}.arrow",
+        layout.HARD_NEGATIVE_SHARD,
     log:
-        "logs/hard_negatives/{start}/{pool}/{lang}/vectors-{shard}.log",
+        layout.log("hard_negatives/{start}/{pool}/{lang}/vectors-{shard}"),
     benchmark:
-        "results/benchmarks/hard_negatives/{start}/{pool}/{lang}/vectors-{shard}.tsv"
+        layout.benchmark("hard_negatives/{start}/{pool}/{lang}/vectors-{shard}")
     priority: PRIORITY["to_fine_tuning"]
     conda:
         "../../envs/gpu.yaml"
@@ -44,14 +44,14 @@ rule hard_negatives:
     # manifest, written last, lists the shards and what the filters left out.
     input:
         shards=hard_negative_shards,
-        corpus="results/corpus/{lang}/train.parquet",
+        corpus=layout.TRAIN_PAIRS,
     output:
-        negatives=HARD_NEGATIVES_FILE,
-        manifest=f"{HARD_NEGATIVES_DIR}/_SUCCESS",
+        negatives=layout.HARD_NEGATIVES_FILE,
+        manifest=layout.HARD_NEGATIVES_MANIFEST,
     log:
-        "logs/hard_negatives/{start}/{pool}/{lang}/mine.log",
+        layout.log("hard_negatives/{start}/{pool}/{lang}/mine"),
     benchmark:
-        "results/benchmarks/hard_negatives/{start}/{pool}/{lang}/mine.tsv"
+        layout.benchmark("hard_negatives/{start}/{pool}/{lang}/mine")
     priority: PRIORITY["to_fine_tuning"]
     conda:
         "../../envs/gpu.yaml"

@@ -1,12 +1,12 @@
 # Names and input functions of the hard-negative stage (hard_negatives.smk, which holds only
-# its rules) and of the trainings that read it (train_inputs, train_args in common.smk).
+# its rules) and of the trainings that read it (train_inputs, train_args in train_inputs.smk).
+from xlsent.align.shards import shard_count
 
 HARD_NEGATIVES = config["hard_negatives"]
-# {start}: the model the runs start from, as its directory under results/ (start_weights);
-# {pool}: the pairs a language's negatives are mined among, the runs' training pool: all of
-# the split's (`all`), or the share of train.max_pairs N (`maxN`).
-HARD_NEGATIVES_DIR = "results/hard_negatives/{start}/{pool}/{lang}"
-HARD_NEGATIVES_FILE = f"{HARD_NEGATIVES_DIR}/negatives.parquet"
+# Where a language's negatives are (layout.HARD_NEGATIVES): {start}, the model the runs start
+# from, as its directory under results/ (start_weights); {pool}: the pairs a language's
+# negatives are mined among, the runs' training pool: all of the split's (`all`), or the
+# share of train.max_pairs N (`maxN`).
 
 
 wildcard_constraints:
@@ -35,9 +35,11 @@ def hard_negative_encode_inputs(wildcards):
     """A shard's subwords, the model that encodes them and the tokenizer of the subwords."""
     model = start_model(wildcards.start)
     return {
-        "subwords": SUBWORDS.format(model=model, lang=wildcards.lang, split="train"),
-        "model": f"results/{wildcards.start}",
-        "tokenizer": f"results/tokenizers/{model}",
+        "subwords": layout.SUBWORDS.format(
+            model=model, lang=wildcards.lang, split="train"
+        ),
+        "model": f"{layout.RESULTS}/{wildcards.start}",
+        "tokenizer": layout.TOKENIZER.format(model=model),
     }
 
 
@@ -47,10 +49,15 @@ def hard_negative_shards(wildcards):
     n = shard_count(
         pairs if cap is None else min(pairs, cap), HARD_NEGATIVES["shard_size"]
     )
-    directory = HARD_NEGATIVES_DIR.format(
-        start=wildcards.start, pool=wildcards.pool, lang=wildcards.lang
-    )
-    return [f"{directory}/vectors-{i:04d}.arrow" for i in range(n)]
+    return [
+        layout.HARD_NEGATIVE_SHARD.format(
+            start=wildcards.start,
+            pool=wildcards.pool,
+            lang=wildcards.lang,
+            shard=f"{i:04d}",
+        )
+        for i in range(n)
+    ]
 
 
 def hard_negative_pool(wildcards):
@@ -60,7 +67,7 @@ def hard_negative_pool(wildcards):
     settings = train_settings_of(wildcards)
     if not settings["hard_negatives"]:
         return None
-    start = start_weights(wildcards).removeprefix("results/")
+    start = start_weights(wildcards).removeprefix(f"{layout.RESULTS}/")
     return {"start": start, "pool": pool_name(settings["max_pairs"])}
 
 
@@ -69,7 +76,7 @@ def hard_negative_files(wildcards):
     where = hard_negative_pool(wildcards)
     if where is None:
         return {}
-    return {"negatives": expand(HARD_NEGATIVES_FILE, lang=LANGS, **where)}
+    return {"negatives": expand(layout.HARD_NEGATIVES_FILE, lang=LANGS, **where)}
 
 
 def hard_negative_args(wildcards):
@@ -77,4 +84,4 @@ def hard_negative_args(wildcards):
     where = hard_negative_pool(wildcards)
     if where is None:
         return ""
-    return f" --negative-files {lang_args(HARD_NEGATIVES_FILE, LANGS, **where)}"
+    return f" --negative-files {lang_args(layout.HARD_NEGATIVES_FILE, LANGS, **where)}"

@@ -3,30 +3,28 @@
 
 rule tables_tatoeba:
     input:
-        results=[
-            f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet" for rs in RUN_SEEDS
-        ],
+        results=tatoeba_results(),
         # Languages that trained on fewer pairs than the minimum are marked.
-        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
+        corpus_stats=expand(layout.SAMPLE_STATS, lang=LANGS),
     output:
         csv=report(
-            "results/tables/tatoeba.csv",
+            layout.table("tatoeba"),
             caption="../report/tatoeba.rst",
             category="Tables",
             labels={"table": "Tatoeba, language groups"},
         ),
-        md="results/tables/tatoeba.md",
+        md=layout.table("tatoeba", "md"),
         langs_csv=report(
-            "results/tables/tatoeba_langs.csv",
+            layout.table("tatoeba_langs"),
             caption="../report/tatoeba_langs.rst",
             category="Tables",
             labels={"table": "Tatoeba, per language"},
         ),
-        langs_md="results/tables/tatoeba_langs.md",
+        langs_md=layout.table("tatoeba_langs", "md"),
     log:
-        "logs/tables/tatoeba.log",
+        layout.log("tables/tatoeba"),
     benchmark:
-        "results/benchmarks/tables/tatoeba.tsv"
+        layout.benchmark("tables/tatoeba")
     group:
         "tables"
     conda:
@@ -46,24 +44,20 @@ rule tables_tatoeba:
 
 rule tables_ablation:
     input:
-        results=[
-            f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet"
-            for rs in RUN_SEEDS
-            if rs.run in config["tables"]["ablation"]["runs"]
-        ],
-        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
+        results=tatoeba_results(config["tables"]["ablation"]["runs"]),
+        corpus_stats=expand(layout.SAMPLE_STATS, lang=LANGS),
     output:
         csv=report(
-            "results/tables/ablation.csv",
+            layout.table("ablation"),
             caption="../report/ablation.rst",
             category="Tables",
             labels={"table": "Ablation (WACSE Table 10)"},
         ),
-        md="results/tables/ablation.md",
+        md=layout.table("ablation", "md"),
     log:
-        "logs/tables/ablation.log",
+        layout.log("tables/ablation"),
     benchmark:
-        "results/benchmarks/tables/ablation.tsv"
+        layout.benchmark("tables/ablation")
     group:
         "tables"
     conda:
@@ -87,16 +81,16 @@ rule tables_compare:
         results=COMPARE_RESULTS,
     output:
         csv=report(
-            "results/tables/compare.csv",
+            layout.table("compare"),
             caption="../report/compare.rst",
             category="Tables",
             labels={"table": "Run against run, per group and language"},
         ),
-        md="results/tables/compare.md",
+        md=layout.table("compare", "md"),
     log:
-        "logs/tables/compare.log",
+        layout.log("tables/compare"),
     benchmark:
-        "results/benchmarks/tables/compare.tsv"
+        layout.benchmark("tables/compare")
     group:
         "tables"
     conda:
@@ -116,23 +110,19 @@ rule tables_compare:
 rule tables_transfer:
     # Dual-pivot transfer: Tatoeba on each run's pivot language and over the others.
     input:
-        [
-            f"results/eval/tatoeba/{rs.run}/seed{rs.seed}.parquet"
-            for rs in RUN_SEEDS
-            if rs.run in TRANSFER
-        ],
+        tatoeba_results(TRANSFER),
     output:
         csv=report(
-            "results/tables/transfer.csv",
+            layout.table("transfer"),
             caption="../report/transfer.rst",
             category="Tables",
             labels={"table": "Transfer from one pivot pair (dual-pivot)"},
         ),
-        md="results/tables/transfer.md",
+        md=layout.table("transfer", "md"),
     log:
-        "logs/tables/transfer.log",
+        layout.log("tables/transfer"),
     benchmark:
-        "results/benchmarks/tables/transfer.tsv"
+        layout.benchmark("tables/transfer")
     group:
         "tables"
     conda:
@@ -155,19 +145,19 @@ rule tables_dev:
     input:
         models=list(ENCODER_MODELS.values()),
         # Languages whose dev split is below the minimum are left out of one column.
-        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
+        corpus_stats=expand(layout.SAMPLE_STATS, lang=LANGS),
     output:
         csv=report(
-            "results/tables/dev.csv",
+            layout.table("dev"),
             caption="../report/dev.rst",
             category="Tables",
             labels={"table": "Dev P@1 along training"},
         ),
-        md="results/tables/dev.md",
+        md=layout.table("dev", "md"),
     log:
-        "logs/tables/dev.log",
+        layout.log("tables/dev"),
     benchmark:
-        "results/benchmarks/tables/dev.tsv"
+        layout.benchmark("tables/dev")
     group:
         "tables"
     conda:
@@ -185,24 +175,24 @@ rule tables_dev:
 
 rule plots:
     input:
-        summary="results/tables/tatoeba.csv",
+        summary=layout.table("tatoeba"),
         # The encoder runs' training records (word-vector runs have none).
         models=list(ENCODER_MODELS.values()),
     output:
         bars=report(
-            "results/plots/tatoeba_groups.png",
+            layout.plot("tatoeba_groups"),
             caption="../report/tatoeba_groups.rst",
             category="Figures",
         ),
         curves=report(
-            "results/plots/dev_curves.png",
+            layout.plot("dev_curves"),
             caption="../report/dev_curves.rst",
             category="Figures",
         ),
     log:
-        "logs/plots.log",
+        layout.log("plots"),
     benchmark:
-        "results/benchmarks/plots.tsv"
+        layout.benchmark("plots")
     group:
         "tables"
     conda:
@@ -230,25 +220,25 @@ if "aligned_words" in FIGURES:
         input:
             models=list(figure_models("aligned_words").values()),
             corpora=expand(
-                "results/corpus/{lang}/train.parquet",
+                layout.TRAIN_PAIRS,
                 lang=FIGURES["aligned_words"].langs,
             ),
             alignments=expand(
-                "results/align/{aligner}/{lang}/_SUCCESS",
+                layout.ALIGN_MANIFEST,
                 aligner=ALIGN["method"],
                 lang=FIGURES["aligned_words"].langs,
             ),
         output:
             png=report(
-                "results/plots/aligned_words.png",
+                layout.plot("aligned_words"),
                 caption="../report/aligned_words.rst",
                 category="Figures",
             ),
-            stats="results/plots/aligned_words.json",
+            stats=layout.plot("aligned_words", "json"),
         log:
-            "logs/figures/aligned_words.log",
+            layout.log("figures/aligned_words"),
         benchmark:
-            "results/benchmarks/figures/aligned_words.tsv"
+            layout.benchmark("figures/aligned_words")
         group:
             "tables"
         conda:
@@ -261,12 +251,11 @@ if "aligned_words" in FIGURES:
             runs=list(FIGURES["aligned_words"].runs),
             langs=list(FIGURES["aligned_words"].langs),
             models=figure_model_args("aligned_words"),
-            corpora=lang_args(
-                "results/corpus/{lang}/train.parquet", FIGURES["aligned_words"].langs
-            ),
+            corpora=lang_args(layout.TRAIN_PAIRS, FIGURES["aligned_words"].langs),
             alignments=lang_args(
-                f"results/align/{ALIGN['method']}/{{lang}}/_SUCCESS",
+                layout.ALIGN_MANIFEST,
                 FIGURES["aligned_words"].langs,
+                aligner=ALIGN["method"],
             ),
             pairs=config["figures"]["aligned_words"]["pairs"],
             seed=config["figures"]["seed"],
@@ -288,15 +277,15 @@ if "tatoeba_tokens" in FIGURES:
             data=tatoeba_files(FIGURES["tatoeba_tokens"].langs),
         output:
             png=report(
-                "results/plots/tatoeba_tokens.png",
+                layout.plot("tatoeba_tokens"),
                 caption="../report/tatoeba_tokens.rst",
                 category="Figures",
             ),
-            stats="results/plots/tatoeba_tokens.json",
+            stats=layout.plot("tatoeba_tokens", "json"),
         log:
-            "logs/figures/tatoeba_tokens.log",
+            layout.log("figures/tatoeba_tokens"),
         benchmark:
-            "results/benchmarks/figures/tatoeba_tokens.tsv"
+            layout.benchmark("figures/tatoeba_tokens")
         group:
             "tables"
         conda:
@@ -327,19 +316,19 @@ rule tables_retrieval:
     # P@1 per language and direction, group averages; seeds averaged.
     input:
         results=RETRIEVAL_RESULTS,
-        corpus_stats=expand("results/corpus/{lang}/sample_stats.json", lang=LANGS),
+        corpus_stats=expand(layout.SAMPLE_STATS, lang=LANGS),
     output:
         csv=report(
-            "results/tables/retrieval.csv",
+            layout.table("retrieval"),
             caption="../report/retrieval.rst",
             category="Tables",
             labels={"table": "Sentence retrieval, held-out pairs"},
         ),
-        md="results/tables/retrieval.md",
+        md=layout.table("retrieval", "md"),
     log:
-        "logs/tables/retrieval.log",
+        layout.log("tables/retrieval"),
     benchmark:
-        "results/benchmarks/tables/retrieval.tsv"
+        layout.benchmark("tables/retrieval")
     group:
         "tables"
     conda:
@@ -362,16 +351,16 @@ rule tables_bli:
         BLI_RESULTS,
     output:
         csv=report(
-            "results/tables/bli.csv",
+            layout.table("bli"),
             caption="../report/bli.rst",
             category="Tables",
             labels={"table": "Word translation (BLI)"},
         ),
-        md="results/tables/bli.md",
+        md=layout.table("bli", "md"),
     log:
-        "logs/tables/bli.log",
+        layout.log("tables/bli"),
     benchmark:
-        "results/benchmarks/tables/bli.tsv"
+        layout.benchmark("tables/bli")
     group:
         "tables"
     conda:
@@ -392,16 +381,16 @@ rule tables_bucc:
         results=BUCC_RESULTS,
     output:
         csv=report(
-            "results/tables/bucc.csv",
+            layout.table("bucc"),
             caption="../report/bucc.rst",
             category="Tables",
             labels={"table": "Bitext mining (BUCC)"},
         ),
-        md="results/tables/bucc.md",
+        md=layout.table("bucc", "md"),
     log:
-        "logs/tables/bucc.log",
+        layout.log("tables/bucc"),
     benchmark:
-        "results/benchmarks/tables/bucc.tsv"
+        layout.benchmark("tables/bucc")
     group:
         "tables"
     conda:
@@ -421,17 +410,17 @@ rule tables_mteb:
         results=list(MTEB_RESULTS.values()),
     output:
         csv=report(
-            "results/tables/mteb.csv",
+            layout.table("mteb"),
             caption="../report/mteb.rst",
             category="Tables",
             labels={"table": "MTEB"},
         ),
-        md="results/tables/mteb.md",
-        subsets="results/tables/mteb_subsets.csv",
+        md=layout.table("mteb", "md"),
+        subsets=layout.table("mteb_subsets"),
     log:
-        "logs/tables/mteb.log",
+        layout.log("tables/mteb"),
     benchmark:
-        "results/benchmarks/tables/mteb.tsv"
+        layout.benchmark("tables/mteb")
     group:
         "tables"
     conda:
@@ -453,14 +442,14 @@ rule tables_cost:
         tables=table_outputs(config),
     output:
         csv=report(
-            "results/tables/cost.csv",
+            layout.table("cost"),
             caption="../report/cost.rst",
             category="Tables",
             labels={"table": "Cost per stage and run"},
         ),
-        md="results/tables/cost.md",
+        md=layout.table("cost", "md"),
     log:
-        "logs/tables/cost.log",
+        layout.log("tables/cost"),
     group:
         "tables"
     conda:
@@ -470,7 +459,7 @@ rule tables_cost:
         mem_mb=lambda w, attempt: 2000 * attempt,
         runtime=lambda w, attempt: 10 * attempt,
     params:
-        gpus=gpus_per_job(),
+        gpus=gpus_per_job(config),
     shell:
         "xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints"
         " --gpus {params.gpus}"

@@ -3,13 +3,13 @@
 
 rule words:
     input:
-        "results/corpus/{lang}/{split}.parquet",
+        layout.CORPUS,
     output:
-        "results/words/{lang}/{split}.parquet",
+        layout.WORDS,
     log:
-        "logs/words/{lang}/{split}.log",
+        layout.log("words/{lang}/{split}"),
     benchmark:
-        "results/benchmarks/words/{lang}/{split}.tsv"
+        layout.benchmark("words/{lang}/{split}")
     priority: PRIORITY["to_fine_tuning"]
     group:
         "corpus"
@@ -29,9 +29,9 @@ rule fetch_model:
     input:
         pretrained_files,
     output:
-        directory("results/pretrained/{model}"),
+        directory(layout.PRETRAINED),
     log:
-        "logs/fetch_model/{model}.log",
+        layout.log("fetch_model/{model}"),
     priority: PRIORITY["to_training"]
     # On the login node: hub downloads need the internet, which compute nodes may lack.
     localrule: True
@@ -51,11 +51,11 @@ rule tokenizer:
     input:
         unpack(tokenizer_inputs),
     output:
-        directory("results/tokenizers/{model}"),
+        directory(layout.TOKENIZER),
     log:
-        "logs/tokenizer/{model}.log",
+        layout.log("tokenizer/{model}"),
     benchmark:
-        "results/benchmarks/tokenizer/{model}.tsv"
+        layout.benchmark("tokenizer/{model}")
     priority: PRIORITY["to_training"]
     conda:
         "../../envs/gpu.yaml"
@@ -75,14 +75,14 @@ rule tokenizer:
 rule subwords:
     # A language's training and dev splits in one job (one process, one tokenizer load).
     input:
-        corpus=expand("results/corpus/{{lang}}/{split}.parquet", split=SPLITS),
-        tokenizer="results/tokenizers/{model}",
+        corpus=expand(layout.CORPUS, split=SPLITS, allow_missing=True),
+        tokenizer=layout.TOKENIZER,
     output:
-        expand(SUBWORDS, split=SPLITS, allow_missing=True),
+        expand(layout.SUBWORDS, split=SPLITS, allow_missing=True),
     log:
-        "logs/subwords/{model}/{lang}.log",
+        layout.log("subwords/{model}/{lang}"),
     benchmark:
-        "results/benchmarks/subwords/{model}/{lang}.tsv"
+        layout.benchmark("subwords/{model}/{lang}")
     priority: PRIORITY["to_training"]
     # Minutes each (a fast tokenizer over one language's splits): packed many to a Slurm job.
     group:

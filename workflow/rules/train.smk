@@ -6,16 +6,16 @@ rule word_spans:
     # The word-level batches of WACSE, prepared once per language: subword span of every word
     # and the alignment links, read from the align stage's shards through their manifest.
     input:
-        corpus="results/corpus/{lang}/train.parquet",
-        manifest="results/align/{aligner}/{lang}/_SUCCESS",
-        tokenizer="results/tokenizers/{model}",
+        corpus=layout.TRAIN_PAIRS,
+        manifest=layout.ALIGN_MANIFEST,
+        tokenizer=layout.TOKENIZER,
     output:
-        spans="results/wordspans/{model}/{aligner}/{lang}.parquet",
-        stats="results/wordspans/{model}/{aligner}/{lang}.json",
+        spans=layout.WORD_SPANS,
+        stats=layout.WORD_SPAN_STATS,
     log:
-        "logs/word_spans/{model}/{aligner}/{lang}.log",
+        layout.log("word_spans/{model}/{aligner}/{lang}"),
     benchmark:
-        "results/benchmarks/word_spans/{model}/{aligner}/{lang}.tsv"
+        layout.benchmark("word_spans/{model}/{aligner}/{lang}")
     priority: PRIORITY["to_fine_tuning"]
     group:
         "word_spans"
@@ -38,11 +38,11 @@ rule train:
     input:
         unpack(train_inputs),
     output:
-        directory("results/models/{run}/seed{seed}"),
+        directory(layout.MODEL),
     log:
-        "logs/train/{run}/seed{seed}.log",
+        layout.log("train/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/train/{run}/seed{seed}.tsv"
+        layout.benchmark("train/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(ENCODER_RUNS),
     priority: PRIORITY["training"]
@@ -64,7 +64,7 @@ rule train:
         settings=train_identity,
         model=start_spec,
         args=train_args,
-        checkpoints=CHECKPOINTS,
+        checkpoints=layout.CHECKPOINTS,
         launcher=train_launcher,
     # The log appended to, and named: a job refused while an orphaned one of an earlier run
     # still trains puts that one's log back (Snakemake removed it) and appends its refusal.
@@ -81,11 +81,11 @@ rule train_dualpivot:
     input:
         unpack(dualpivot_inputs),
     output:
-        directory("results/models/{run}/seed{seed}"),
+        directory(layout.MODEL),
     log:
-        "logs/train_dualpivot/{run}/seed{seed}.log",
+        layout.log("train_dualpivot/{run}/seed{seed}"),
     benchmark:
-        "results/benchmarks/train_dualpivot/{run}/seed{seed}.tsv"
+        layout.benchmark("train_dualpivot/{run}/seed{seed}")
     wildcard_constraints:
         run=names_regex(DUALPIVOT_RUNS),
     conda:

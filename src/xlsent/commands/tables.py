@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from xlsent import layout
 from xlsent.commands import Subparsers, UsageError, lang_paths, log
 from xlsent.commands.encode import add_tatoeba_text_argument
 
@@ -403,21 +404,23 @@ def tables_cost(args: argparse.Namespace) -> None:
     from xlsent.tables.speed import log_speed
 
     gpus = {key: int(value) for key, value in (item.split("=", 1) for item in args.gpus)}
-    # A training run's checkpoint directory {run}/seed{seed} records the jobs before the one
-    # whose benchmark file is train/{run}/seed{seed}.tsv (xlsent.train.checkpoints).
+    # A training run's checkpoint directory {run}/seed{seed} (layout.CHECKPOINTS) records the
+    # jobs before the one whose benchmark file is train/{run}/seed{seed}.tsv
+    # (xlsent.train.checkpoints).
+    trainings = layout.to_glob(layout.RUN_SEED)
     earlier = {
         f"train/{path.parent.parent.name}/{path.parent.name}": json.loads(path.read_text())
-        for path in Path(args.checkpoints).glob("*/seed*/earlier_attempts.json")
+        for path in Path(args.checkpoints).glob(f"{trainings}/earlier_attempts.json")
     }
     # Its live log: the speed of its steps.
     speeds = {
         f"train/{path.parent.parent.name}/{path.parent.name}": log_speed(path)
-        for path in Path(args.checkpoints).glob("*/seed*/train_log.jsonl")
+        for path in Path(args.checkpoints).glob(f"{trainings}/train_log.jsonl")
     }
     # Every job that trained it, recorded at its export: the row of a training whose last job
     # left no benchmark file (xlsent.train.checkpoints).
     trained = {}
-    for path in Path(args.checkpoints).glob("*/seed*/attempts.json"):
+    for path in Path(args.checkpoints).glob(f"{trainings}/attempts.json"):
         record = json.loads(path.read_text())
         if record["exported"]:
             job = f"train/{path.parent.parent.name}/{path.parent.name}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlsent import languages
+from xlsent import languages, layout
 from xlsent.config.runs import (
     BLI_DIRECTIONS,
     retrieval_languages,
@@ -23,9 +23,6 @@ from xlsent.methods import ENCODER_METHODS, SENTENCE_ENCODER_METHODS, WORD_VECTO
 
 # The evaluations of an encoder run that read its sentence vectors (`xlsent.evaluate.vectors`).
 VECTOR_TASKS = ("tatoeba", "retrieval", "bucc")
-# A training's checkpoints, its pool and its live log: not an output (Snakemake never removes
-# them), what a killed or preempted job resumes from.
-CHECKPOINTS = "results/checkpoints/{run}/seed{seed}"
 
 
 def vector_source(config: dict, task: str) -> str:
@@ -175,10 +172,10 @@ def figures(config: dict) -> dict[str, Figure]:
 
 
 def _results(config: dict, task: str, methods: tuple[str, ...]) -> list[str]:
-    """`results/eval/{task}/{run}/seed{seed}.parquet` of every run × seed of `methods`."""
+    """`layout.EVAL` of `task` for every run × seed of `methods`."""
     runs = set(runs_of(config, methods))
     return [
-        f"results/eval/{task}/{rs.run}/seed{rs.seed}.parquet"
+        layout.EVAL.format(task=task, run=rs.run, seed=rs.seed)
         for rs in run_seeds(config)
         if rs.run in runs
     ]
@@ -199,7 +196,7 @@ def compare_results(config: dict) -> list[str]:
         runs_of(config, SENTENCE_ENCODER_METHODS) if config["evaluate"]["bucc"]["languages"] else []
     )
     return [
-        f"results/eval/{task}/{rs.run}/seed{rs.seed}.parquet"
+        layout.EVAL.format(task=task, run=rs.run, seed=rs.seed)
         for task, runs in (("tatoeba", compared), ("bucc", compared & set(mined)))
         for rs in run_seeds(config)
         if rs.run in runs
@@ -217,7 +214,7 @@ def bli_results(config: dict) -> list[str]:
     """Every BLI result: word-vector run × seed × dictionary (language and direction)."""
     words = set(runs_of(config, WORD_VECTOR_METHODS))
     return [
-        f"results/eval/bli/{rs.run}/seed{rs.seed}/{d.lang}.{d.direction}.parquet"
+        layout.EVAL_BLI.format(run=rs.run, seed=rs.seed, lang=d.lang, direction=d.direction)
         for rs in run_seeds(config)
         if rs.run in words
         for d in bli_dictionaries(config)
@@ -243,7 +240,9 @@ def mteb_results(config: dict) -> dict[str, str]:
         return {}
     runs = set(mteb_runs(config))
     return {
-        f"{rs.run}/seed{rs.seed}": f"results/eval/mteb/{rs.run}/seed{rs.seed}"
+        layout.RUN_SEED.format(run=rs.run, seed=rs.seed): layout.EVAL_MTEB.format(
+            run=rs.run, seed=rs.seed
+        )
         for rs in run_seeds(config)
         if rs.run in runs
     }
@@ -253,20 +252,20 @@ def table_outputs(config: dict) -> list[str]:
     """The tables and plots the config makes: the Tatoeba table and its plot, the papers'
     figures it draws, and each table whose results it has (what the cost table waits for)."""
     made = {
-        "results/tables/dev.csv": runs_of(config, ENCODER_METHODS),
-        "results/tables/ablation.csv": config["tables"]["ablation"]["runs"],
-        "results/tables/compare.csv": config["tables"]["compare"]["pairs"],
-        "results/tables/transfer.csv": transfer_pivots(config),
-        "results/tables/retrieval.csv": retrieval_results(config),
-        "results/tables/bli.csv": bli_results(config),
-        "results/tables/bucc.csv": bucc_results(config),
-        "results/tables/mteb.csv": mteb_results(config),
+        "dev": runs_of(config, ENCODER_METHODS),
+        "ablation": config["tables"]["ablation"]["runs"],
+        "compare": config["tables"]["compare"]["pairs"],
+        "transfer": transfer_pivots(config),
+        "retrieval": retrieval_results(config),
+        "bli": bli_results(config),
+        "bucc": bucc_results(config),
+        "mteb": mteb_results(config),
     }
     return [
-        "results/tables/tatoeba.csv",
-        "results/plots/tatoeba_groups.png",
-        *(f"results/plots/{name}.png" for name in figures(config)),
-        *(table for table, results in made.items() if results),
+        layout.table("tatoeba"),
+        layout.plot("tatoeba_groups"),
+        *(layout.plot(name) for name in figures(config)),
+        *(layout.table(name) for name, results in made.items() if results),
     ]
 
 
@@ -277,6 +276,6 @@ def final_outputs(config: dict) -> list[str]:
     method = config["align"]["method"]
     return [
         *table_outputs(config),
-        "results/tables/cost.csv",
-        *(f"results/align/{method}/{lang}/_SUCCESS" for lang in langs),
+        layout.table("cost"),
+        *(layout.ALIGN_MANIFEST.format(aligner=method, lang=lang) for lang in langs),
     ]

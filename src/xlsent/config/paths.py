@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from xlsent import languages
+from xlsent import languages, layout
 from xlsent.config.outputs import bli_dictionaries
 from xlsent.config.runs import (
     aligners,
@@ -174,7 +174,7 @@ def _check_bundled_model(key: str, path: str) -> None:
 def _check_tatoeba_dir(config: dict, langs: list[str]) -> None:
     """A user's Tatoeba directory holds the files of every evaluated language."""
     directory = config["evaluate"]["tatoeba"]["dir"]
-    if not directory or directory.startswith("results/"):
+    if not directory or directory.startswith(f"{layout.RESULTS}/"):
         return  # downloaded, or written by the workflow (the demo's held-out test set)
     evaluated = languages.resolve(config["evaluate"]["tatoeba"]["languages"] or langs)
     if not runs_of(config, ENCODER_METHODS):  # word-vector runs: the languages they trained

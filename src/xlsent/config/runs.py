@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from xlsent import languages
-from xlsent.methods import DUALPIVOT_METHODS, WORD_VECTOR_METHODS
+from xlsent.methods import DUALPIVOT_METHODS, ENCODER_METHODS, WORD_VECTOR_METHODS
 from xlsent.train.settings import LEFT_OUT_AT_DEFAULT as TRAIN_LEFT_OUT_AT_DEFAULT
 
 # The keys of a settings block that the program its job runs does not take: the job's
@@ -180,6 +180,43 @@ def processes_per_node(settings: dict) -> int:
 def training_processes(settings: dict) -> int:
     """All the training processes of a job (each takes a micro-batch of every pass)."""
     return processes_per_node(settings) * settings["nodes"]
+
+
+def train_request(settings: dict) -> dict[str, int | str | None]:
+    """The Slurm request of a training job with training `settings` (the train rule's
+    resources; None: unset): on one node, its GPUs (`--gpus=N`) and `--nodes=1`, so that they
+    are not spread over nodes; on several, one task a node with the GPUs of each
+    (`--gres=gpu:N`), and the job run as it is, not wrapped in the executor's own srun
+    (`mpi`): the rule's command is the srun."""
+    gpus, nodes = settings["gpus"], settings["nodes"]
+    several = nodes > 1
+    return {
+        "nodes": nodes,
+        "gpu": None if several else gpus,
+        "gres": f"gpu:{gpus}" if several else None,
+        "tasks": nodes if several else None,
+        # A job with tasks and GPUs would get --ntasks-per-gpu=tasks from the plugin.
+        "tasks_per_gpu": 0 if several else None,
+        "mpi": "srun" if several else None,
+    }
+
+
+def gpus_per_job(config: dict) -> list[str]:
+    """`STAGE=N` / `STAGE/RUN=N`: the GPUs each job of a stage (or of a run's) holds, for the
+    cost table's GPU hours: a training's, an aligner's, and the encoder evaluations'."""
+    held = [
+        f"train/{run}={train_settings(config, run, 0)['gpus']}"
+        for run in runs_of(config, ENCODER_METHODS)
+    ]
+    held += [
+        f"train_dualpivot/{run}={dualpivot_settings(config, run, 0)['gpus']}"
+        for run in runs_of(config, DUALPIVOT_METHODS)
+    ]
+    held += [
+        f"align/{aligner}={config['align'][aligner].get('gpus', 0)}" for aligner in aligners(config)
+    ]
+    held += [f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")]
+    return held
 
 
 def dualpivot_settings(config: dict, run: str, seed: int) -> dict:

@@ -57,6 +57,14 @@ def file_name(lang: str, split: str, side: str) -> str:
     return f"{lang}-en.{split}.{side}"
 
 
+def files_directory(files: Sequence[str | Path]) -> str:
+    """The directory that holds BUCC-layout `files` (a rule's inputs or outputs): their own
+    directory, or the one above their `{lang}-en/` folders, as the tarballs unpack."""
+    first = Path(files[0])
+    nested = first.parent.name == first.name.split(".")[0]
+    return str(first.parent.parent if nested else first.parent)
+
+
 def bucc_path(directory: str | Path, lang: str, split: str, side: str) -> Path:
     """Where a BUCC file of `directory` is: directly in it, or in its `{lang}-en/` folder (as
     the tarballs unpack); the first when neither exists."""

@@ -33,14 +33,16 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from xlsent import layout
+
 # In Snakemake's directory (`.snakemake`): the config files of the last run that started jobs.
 RECORD = "xlsent-configfiles.json"
 # Set to 1 (in the environment of the Snakemake command) to remove the results a run
 # rebuilds although other config files made them: Snakemake's command line takes no option
 # of ours, and the schema refuses a config key it does not know.
 ALLOW = "XLSENT_ALLOW_REMOVAL"
-# Where trained models are (`results/models/{run}/seed{seed}`).
-MODELS = "results/models/"
+# Where trained models are (`xlsent.layout.MODEL`).
+MODELS = layout.MODELS
 
 
 def names(configfiles: Iterable[str | os.PathLike[str]]) -> list[str]:

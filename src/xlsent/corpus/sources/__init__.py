@@ -1,7 +1,7 @@
 """The corpus sources by name: what `corpus.source` and `xlsent clean --source` take.
 
 Each source is one module of this package, a `Source` (the contract: `base.py`) adapting a
-reader of `xlsent.corpus`. The workflow (common.smk), the clean command and the config checks
+reader of `xlsent.corpus`. The workflow (corpus_inputs.smk), the clean command and the config checks
 ask the registry, never a source by name. Adding a source takes its module, its entry here, its
 name in the schema's `corpus.source` enum and its settings block `corpus.<name>` there (a test
 keeps the enum and the registry equal).
