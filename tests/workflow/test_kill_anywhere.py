@@ -21,8 +21,10 @@ the comparison.
 Kills happen after a settings change (a finished run whose config then changes: the case
 where stale results used to survive). A change of the corpus makes the rerun remove every
 result at its start, so from the first kill on the tree is a first run's, and every kill
-point fires once in it. Snakemake itself is killed while a training job runs, after a
-change of that run's training alone, so that only the training and what reads it rerun.
+point fires once in it: the tree it starts from is a small run of another corpus sample
+(`other_config`), and the reference is the base run. Snakemake itself is killed while a
+training job runs, after a change of that run's training alone, so that only the training
+and what reads it rerun.
 """
 
 from __future__ import annotations
@@ -167,14 +169,21 @@ def base_config(aligner: Path) -> dict:
     }
 
 
-def changed_config(aligner: Path) -> dict:
-    """The base config with settings that change every stage's output: stricter cleaning and
-    another sample of the corpus (so every later stage differs), and more TR steps (the case
-    of the report)."""
+def other_config(aligner: Path) -> dict:
+    """A small run that every stage of the base config's differs from: stricter cleaning and
+    another sample of the corpus (so every later stage differs), one language, fewer TR steps
+    from no MLM run (the case of the report: a training's steps changed), no figures. Its
+    finished tree is where the kills after a settings change start: a whole DAG of every
+    kind of result (corpus to plots) at a third of the base run's cost."""
     config = base_config(aligner)
+    config["languages"] = ["kk"]
     config["corpus"]["seed"] = 1
     config["corpus"]["clean"]["max_length_ratio"] = 2.5
-    config["runs"]["tr"]["train"]["max_steps"] = 16
+    tr = {**config["runs"]["tr"], "train": {"max_steps": 4}}
+    del tr["init_from"]
+    config["runs"] = {"tr": tr}
+    config["tables"] = {"groups": ["low4"], "ablation": {"runs": []}}
+    config["figures"] = {"aligned_words": {"runs": []}}
     return config
 
 
@@ -234,10 +243,10 @@ def base_run(tmp_path_factory, aligner) -> Path:
 
 
 @pytest.fixture(scope="module")
-def changed_run(tmp_path_factory, base_run, aligner) -> Path:
-    """The base run after the settings change, uninterrupted: the reference of the kills."""
-    workdir = copy_tree(base_run, tmp_path_factory.mktemp("changed") / "run")
-    write_config(workdir / "config.yaml", changed_config(aligner))
+def other_run(tmp_path_factory, aligner) -> Path:
+    """A finished run of `other_config`: the tree the base config's kills start from."""
+    workdir = tmp_path_factory.mktemp("other")
+    write_config(workdir / "config.yaml", other_config(aligner))
     _plain_run(workdir)
     return workdir
 
@@ -362,20 +371,21 @@ def kill_everywhere(
 
 
 def test_kills_after_a_settings_change_recover_the_changed_run(
-    base_run, changed_run, aligner, tmp_path
+    other_run, base_run, aligner, tmp_path
 ):
-    """The report's case: a finished run, a setting changed, jobs killed while the rerun
+    """The report's case: a finished run, its settings changed, jobs killed while the rerun
     works. Stale tables used to survive; now each kill leaves them planned, and the rerun
-    ends with the results of the changed settings. The corpus changed: the first kill
-    leaves a tree without results, as a first run's, and every later kill is a kill of a
-    first run (once a test of its own, which killed each point again in an empty directory)."""
-    workdir = copy_tree(base_run, tmp_path / "run")
-    write_config(workdir / "config.yaml", changed_config(aligner))
+    ends with the results of the changed settings (the base run's, uninterrupted). The
+    corpus changed: the first kill leaves a tree without results, as a first run's, and
+    every later kill is a kill of a first run (once a test of its own, which killed each
+    point again in an empty directory)."""
+    workdir = copy_tree(other_run, tmp_path / "run")
+    write_config(workdir / "config.yaml", base_config(aligner))
     fired = kill_everywhere(
-        workdir, changed_run, tmp_path / "kills.log", lambda: assert_as_a_first_run(workdir)
+        workdir, base_run, tmp_path / "kills.log", lambda: assert_as_a_first_run(workdir)
     )
     assert fired[0] in ("clean", "sample", "words")  # the DAG reran from the corpus
-    assert_same_results(workdir, changed_run)
+    assert_same_results(workdir, base_run)
     assert_no_temporary_files(workdir)
     assert "Nothing to be done" in _plain_run(workdir, "--dry-run").stdout
 
