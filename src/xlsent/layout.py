@@ -191,6 +191,8 @@ VECTORS = f"results/vectors/{RUN_SEED}/{{source}}.arrow"
 """An encoder run's vectors of every distinct sentence of one source (`encode`), which its
 evaluations look up."""
 
+VECTORS_ROOT = VECTORS.split("/{")[0]
+
 DATA = "results/data/{name}"
 """Test data the workflow downloads or builds: `tatoeba` (LASER's files, unless
 evaluate.tatoeba.dir names a directory), `bucc2018`, `mining` (the offline mining set), `bli`."""

@@ -516,6 +516,7 @@ def test_mining_table_averages_seeds_and_languages(tmp_path):
         "avg_f1",
         "avg_f1_oracle",
         "avg_f1_pivot",
+        *("train_device", "train_precision", "eval_device", "eval_precision"),
     ]
     tr = table.row(0, named=True)
     # tr: de F1 (80 + 90) / 2 = 85, ru (70 + 60) / 2 = 65, average 75.

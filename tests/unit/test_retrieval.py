@@ -266,6 +266,7 @@ def test_the_retrieval_table_sets_encoders_and_word_vectors_side_by_side(tmp_pat
         *("de", "de_xx2en", "de_en2xx", "kk", "kk_xx2en", "kk_en2xx"),
         "missing",
         "scarce",
+        *("train_device", "train_precision", "eval_device", "eval_precision"),
     ]
     tr, b2v = table.to_dicts()
     # tr: de (80 + 70) / 2 = 75 mean, kk (70 + 60) / 2 = 65; the group and all: 70.

@@ -7,6 +7,7 @@ import pytest
 from xlsent.languages import UnknownLanguageError, define_groups, members
 from xlsent.tables.bli import bli_table, write_bli_table
 from xlsent.tables.cost import cost_table, write_cost_table
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
 from xlsent.tables.speed import log_speed, training_speed
 from xlsent.tables.tatoeba import ablation_table, tatoeba_tables, write_tables
 from xlsent.tables.write import scarce_languages
@@ -50,7 +51,7 @@ def test_summary_group_averages():
     summary, _ = tatoeba_tables(FRAMES, members(["low4"]))
     assert summary.columns == [
         "run", "seeds", "low4", "all", "low4_xx2en", "all_xx2en", "low4_en2xx", "all_en2xx",
-        "missing", "scarce",
+        "missing", "scarce", *DEVICE_COLUMNS,
     ]  # fmt: skip
     a, b = summary.rows(named=True)
     assert (a["run"], a["seeds"], b["run"], b["seeds"]) == ("A", 2, "B", 1)
@@ -95,8 +96,13 @@ def test_languages_that_trained_on_too_few_pairs_are_marked(tmp_path):
 
 def test_per_language_seed_means():
     _, per_language = tatoeba_tables(FRAMES, members(["low4"]))
-    assert per_language.columns == ["run", "de", "jv", "ka", "kk", "te"]  # language-table order
-    assert per_language.rows() == [("A", 95, 85, 75, 55, 65), ("B", 85, None, 35, 15, 25)]
+    # Language-table order; the devices last, blank for data frames (only files record them).
+    assert per_language.columns == ["run", "de", "jv", "ka", "kk", "te", *DEVICE_COLUMNS]
+    blank = (None,) * len(DEVICE_COLUMNS)
+    assert per_language.rows() == [
+        ("A", 95, 85, 75, 55, 65, *blank),
+        ("B", 85, None, 35, 15, 25, *blank),
+    ]
 
 
 def test_reads_parquet_paths(tmp_path):
@@ -167,7 +173,8 @@ def test_write_tables(tmp_path):
 def test_ablation_table_lists_the_chosen_runs_in_order_with_their_group_languages():
     table = ablation_table(FRAMES, ["B", "A"], members(["low4"]))
     assert table.columns[:3] == ["run", "seeds", "low4"]
-    assert sorted(table.columns[3:]) == ["jv", "ka", "kk", "te"]  # not de: outside low4
+    assert sorted(table.columns[3:-4]) == ["jv", "ka", "kk", "te"]  # not de: outside low4
+    assert table.columns[-4:] == list(DEVICE_COLUMNS)
     rows = {row["run"]: row for row in table.to_dicts()}
     assert table["run"].to_list() == ["B", "A"]
     assert rows["A"]["low4"] == pytest.approx((55 + 65 + 75 + 85) / 4)
@@ -243,7 +250,9 @@ def test_the_per_language_table_shows_each_asked_direction():
     a = per_language.row(0, named=True)
     assert (a["kk"], a["kk_xx2en"], a["kk_en2xx"]) == (55, 65, 45)  # the seed means
     only = tatoeba_tables(FRAMES, members(["low4"]), None, ("xx2en",))[1]
-    assert only.columns == ["run", "de_xx2en", "jv_xx2en", "ka_xx2en", "kk_xx2en", "te_xx2en"]
+    assert only.columns == [
+        "run", "de_xx2en", "jv_xx2en", "ka_xx2en", "kk_xx2en", "te_xx2en", *DEVICE_COLUMNS
+    ]  # fmt: skip
 
 
 def test_a_trainings_speed_is_the_median_of_its_log_lines_a_torn_one_left_out(tmp_path):

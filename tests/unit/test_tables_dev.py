@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from xlsent.tables.dev import dev_table, seed_spread, small_dev_languages, write_dev_table
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
 
 
 def _model(root, label, curve, best, losses=True, dev=None):
@@ -37,11 +38,13 @@ def test_the_table_has_a_column_per_step_of_any_run_and_the_kept_checkpoint(tmp_
     table = dev_table(models)
     steps = ["0", "100", "200", "400"]
     speed = ["tokens_per_s", "mfu_pct"]  # none in these logs
-    assert table.columns == ["run", "seed", *steps, "chosen_step", "chosen", *speed]
+    devices = list(DEVICE_COLUMNS)  # none: these models have no run.json
+    assert table.columns == ["run", "seed", *steps, "chosen_step", "chosen", *speed, *devices]
+    blank = (None,) * len(devices)
     assert table.rows() == [
-        ("tr", 42, None, None, 90.0, 91.5, 400, 91.5, None, None),
-        ("tr", 0, None, None, 91.25, 91.0, 200, 91.25, None, None),
-        ("me5", 1, 80.0, 85.0, None, None, 0, 80.0, None, None),
+        ("tr", 42, None, None, 90.0, 91.5, 400, 91.5, None, None, *blank),
+        ("tr", 0, None, None, 91.25, 91.0, 200, 91.25, None, None, *blank),
+        ("me5", 1, 80.0, 85.0, None, None, 0, 80.0, None, None, *blank),
     ]
     # tr's seeds kept 91.5 and 91.25; me5 has one seed, so no spread.
     assert seed_spread(table) == {"tr": pytest.approx(0.25)}
@@ -106,8 +109,8 @@ def test_languages_with_a_small_dev_split_are_left_out_of_one_column(tmp_path):
     dev = {"de": 98.0, "kk": 96.0, "sw": 66.67}
     directory = _model(tmp_path, "tr", {200: 86.89}, best=200, dev=dev)
     table = dev_table({"tr/seed42": directory}, small)
-    assert table.columns[-5:-2] == ["chosen_step", "chosen", "chosen_without_small_dev"]
-    assert table.row(0)[-4:-2] == (86.89, 97.0)
+    assert table.columns[-9:-6] == ["chosen_step", "chosen", "chosen_without_small_dev"]
+    assert table.row(0)[-8:-6] == (86.89, 97.0)
     write_dev_table(table, tmp_path / "dev.csv", small)
     assert "corpus.min_dev_pairs (sw 3)" in (tmp_path / "dev.md").read_text()
     # Without small dev splits the column would repeat `chosen`: it is left out.

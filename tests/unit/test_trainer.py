@@ -397,6 +397,23 @@ def test_export_loads_in_transformers_and_sentence_transformers(
             assert torch.equal(tensor, best_state[name]), name
 
 
+def test_the_exported_record_says_what_the_training_ran_on(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """bf16 asked for on a CPU computes in fp32 (autocast acts on CUDA only), and the records
+    say what ran: each job's (attempts.json) and the exported run.json's `trained_on`, which
+    the encode job passes on to the tables' rows (issue 48: one device per table)."""
+    checkpoints = tmp_path / "ckpt"
+    trainer = _trainer(small_subwords, small_tokenizer, checkpoints, max_steps=4, precision="bf16")
+    trainer.run()
+    out = tmp_path / "model"
+    trainer.export(out, {"settings": SETTINGS})
+    ran_on = {"device": "cpu", "precision": "fp32", "dev_precision": "fp32", "processes": 1}
+    assert json.loads((out / "run.json").read_text())["trained_on"] == [ran_on]
+    (job,) = json.loads((checkpoints / "attempts.json").read_text())["attempts"]
+    assert job.items() >= ran_on.items()
+
+
 def test_dev_selection_is_a_seeded_random_subset_of_both_directions(
     small_subwords, small_tokenizer, tmp_path
 ):

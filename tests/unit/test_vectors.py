@@ -202,6 +202,9 @@ def test_the_encode_command_records_the_model_it_read(tmp_path):
         "model": str(model),
         "model_sha256": sha256_tree(model, skip=TRAINING_RECORDS),
         "encoding": {"max_length": 16, "batch_size": 2, "device": "cpu"},
+        # What encoded (the device resolved, the precision used); the model has no run.json.
+        "encoded_on": {"device": "cpu", "precision": "fp32"},
+        "trained_on": None,
     }
     assert sorted(stored.rows) == [
         ("de", "die"),

@@ -460,7 +460,14 @@ rule tables_cost:
         runtime=lambda w, attempt: 10 * attempt,
     params:
         gpus=gpus_per_job(config),
+        # Read whole, not inputs: every job's benchmark file and checkpoint record, and what
+        # each encoding and training ran on (the rows' device and precision).
+        benchmarks=layout.BENCHMARKS,
+        checkpoints=layout.CHECKPOINTS_ROOT,
+        vectors=layout.VECTORS_ROOT,
+        models=layout.MODELS,
     shell:
-        "xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints"
-        " --gpus {params.gpus}"
+        "xlsent tables-cost --benchmarks {params.benchmarks}"
+        " --checkpoints {params.checkpoints} --vectors {params.vectors}"
+        " --models {params.models} --gpus {params.gpus}"
         " --out {output.csv} {input.tables} 2> {log}"

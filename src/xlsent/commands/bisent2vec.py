@@ -120,7 +120,7 @@ def _add_bisent2vec_eval_tatoeba(sub: Subparsers) -> None:
 def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.bisent2vec.model import SentenceModel, pair_encoder
     from xlsent.evaluate import tatoeba
-    from xlsent.evaluate.results import write_results
+    from xlsent.evaluate.results import WORD_VECTOR_DEVICES, write_results
 
     if args.model:
         model = SentenceModel.load(args.model)
@@ -140,7 +140,7 @@ def bisent2vec_eval_tatoeba(args: argparse.Namespace) -> None:
         for lang in args.langs:
             encode = pair_encoder(models[lang], lang, idf_words.get(lang))
             rows += tatoeba.evaluate(encode, Path(args.dir), [lang], args.tatoeba_text)
-    write_results(rows, "tatoeba", args.run, args.seed, args.out)
+    write_results(rows, "tatoeba", args.run, args.seed, args.out, WORD_VECTOR_DEVICES)
     log_tatoeba_means(rows)
 
 
@@ -165,7 +165,7 @@ def bisent2vec_eval_retrieval(args: argparse.Namespace) -> None:
     (Sabet et al. 2019, §4.3), the idf counted on that pair's words (`--idf`)."""
     from xlsent.bisent2vec.model import pair_encoder
     from xlsent.evaluate import retrieval
-    from xlsent.evaluate.results import write_results
+    from xlsent.evaluate.results import WORD_VECTOR_DEVICES, write_results
 
     models, idf_words = lang_paths(args.models), lang_paths(args.idf)
     pairs = retrieval_pairs(args)
@@ -175,5 +175,5 @@ def bisent2vec_eval_retrieval(args: argparse.Namespace) -> None:
             f"no model or idf words given for {', '.join(missing)} (--models, --idf LANG=PATH)"
         )
     rows = retrieval.evaluate(pairs, lambda lang: pair_encoder(models[lang], lang, idf_words[lang]))
-    write_results(rows, "retrieval", args.run, args.seed, args.out)
+    write_results(rows, "retrieval", args.run, args.seed, args.out, WORD_VECTOR_DEVICES)
     log_tatoeba_means(rows)

@@ -85,6 +85,7 @@ def _add_encode(sub: Subparsers) -> None:
 
 
 def encode(args: argparse.Namespace) -> None:
+    from xlsent.devices import device_record, model_trained_on
     from xlsent.evaluate import vectors
     from xlsent.io import sha256_tree
     from xlsent.models.load import TRAINING_RECORDS
@@ -114,6 +115,10 @@ def encode(args: argparse.Namespace) -> None:
             for key, value in dataclasses.asdict(encoding).items()
             if key in json.loads(args.encoding)
         },
+        # What the vectors were computed on, and what the model trained on: the evaluations
+        # pass both to their results, whose tables say them on every row (`xlsent.devices`).
+        "encoded_on": device_record(resolve_device(encoding.device), encoding.precision),
+        "trained_on": model_trained_on(args.model),
     }
     vectors.write(args.out, table, metadata)
     log.info("wrote %d sentence vectors to %s", len(table), args.out)

@@ -79,10 +79,12 @@ def _add_eval_tatoeba(sub: Subparsers) -> None:
 
 def eval_tatoeba(args: argparse.Namespace) -> None:
     from xlsent.evaluate import tatoeba
-    from xlsent.evaluate.results import write_results
+    from xlsent.evaluate.results import vectors_devices, write_results
 
-    rows = tatoeba.evaluate(_vectors(args), Path(args.dir), args.langs, args.tatoeba_text)
-    write_results(rows, "tatoeba", args.run, args.seed, args.out)
+    encoder = _vectors(args)
+    rows = tatoeba.evaluate(encoder, Path(args.dir), args.langs, args.tatoeba_text)
+    devices = vectors_devices(encoder.metadata)
+    write_results(rows, "tatoeba", args.run, args.seed, args.out, devices)
     log_tatoeba_means(rows)
 
 
@@ -132,12 +134,13 @@ def _add_eval_retrieval(sub: Subparsers) -> None:
 
 def eval_retrieval(args: argparse.Namespace) -> None:
     from xlsent.evaluate import retrieval
-    from xlsent.evaluate.results import write_results
+    from xlsent.evaluate.results import vectors_devices, write_results
 
     pairs = retrieval_pairs(args)
     encoder = _vectors(args)
     rows = retrieval.evaluate(pairs, lambda lang: encoder)
-    write_results(rows, "retrieval", args.run, args.seed, args.out)
+    devices = vectors_devices(encoder.metadata)
+    write_results(rows, "retrieval", args.run, args.seed, args.out, devices)
     log_tatoeba_means(rows)
 
 
@@ -255,7 +258,7 @@ def eval_bli(args: argparse.Namespace) -> None:
     from xlsent import dictionaries
     from xlsent.bisent2vec.model import SentenceModel
     from xlsent.evaluate import bli
-    from xlsent.evaluate.results import write_results
+    from xlsent.evaluate.results import WORD_VECTOR_DEVICES, write_results
     from xlsent.search import RETRIEVALS
 
     model = SentenceModel.load(args.model)
@@ -298,6 +301,7 @@ def eval_bli(args: argparse.Namespace) -> None:
         args.run,
         args.seed,
         args.out,
+        WORD_VECTOR_DEVICES,
     )
     # `queries`: the test words kept after the vocabulary filter (both sides in vocabulary).
     write_json(args.stats, {"rows": rows, "coverage": coverage, "test_words": coverage["queries"]})
@@ -383,11 +387,12 @@ def eval_bucc(args: argparse.Namespace) -> None:
 
     from xlsent.evaluate import bucc
     from xlsent.evaluate.mining import MiningSettings
-    from xlsent.evaluate.results import write_results
+    from xlsent.evaluate.results import vectors_devices, write_results
 
     faiss.omp_set_num_threads(args.threads)
+    encoder = _vectors(args)
     rows = bucc.evaluate(
-        _vectors(args),
+        encoder,
         Path(args.dir),
         args.langs,
         args.threshold_split,
@@ -395,7 +400,7 @@ def eval_bucc(args: argparse.Namespace) -> None:
         settings_object(MiningSettings, json.loads(args.settings), "evaluate.bucc.mining"),
         pivot=None if args.pivot.lower() == "none" else args.pivot,
     )
-    write_results(rows, "bucc", args.run, args.seed, args.out)
+    write_results(rows, "bucc", args.run, args.seed, args.out, vectors_devices(encoder.metadata))
 
 
 def hf_offline_environment(cache_dir: str) -> dict[str, str]:

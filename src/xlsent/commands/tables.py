@@ -132,6 +132,7 @@ def _add_tables_ablation(sub: Subparsers) -> None:
 
 def tables_ablation(args: argparse.Namespace) -> None:
     from xlsent.tables import tatoeba, write
+    from xlsent.tables.devices import devices_notes
 
     groups = _groups(args.groups)
     table = tatoeba.ablation_table(args.results, args.runs, groups)
@@ -145,7 +146,7 @@ def tables_ablation(args: argparse.Namespace) -> None:
         Path(args.out),
         caption="Ablation (WACSE Table 10): Tatoeba accuracy (%), mean of both directions, "
         f"averaged over {', '.join(groups)} and per language; seeds averaged.",
-        notes=write.scarce_note(scarce),
+        notes=write.scarce_note(scarce) + devices_notes(table),
     )
     log.info("wrote %s", args.out)
 
@@ -389,6 +390,10 @@ def _add_tables_cost(sub: Subparsers) -> None:
         "followed, and the speed each training logged",
     )
     p.add_argument(
+        "--vectors", help="the encode jobs' vectors (results/vectors): what each encoded on"
+    )
+    p.add_argument("--models", help="the exported models (results/models): what each trained on")
+    p.add_argument(
         "--gpus",
         nargs="*",
         required=True,
@@ -425,6 +430,7 @@ def tables_cost(args: argparse.Namespace) -> None:
         if record["exported"]:
             job = f"train/{path.parent.parent.name}/{path.parent.name}"
             trained[job] = (record["attempts"], path.stat().st_mtime)
-    table = cost.cost_table(args.benchmarks, gpus, earlier, speeds, trained)
+    devices = cost.recorded_devices(args.vectors, args.models)
+    table = cost.cost_table(args.benchmarks, gpus, earlier, speeds, trained, devices)
     cost.write_cost_table(table, Path(args.out))
     log.info("wrote %s", args.out)

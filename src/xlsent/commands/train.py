@@ -197,6 +197,7 @@ def train_dualpivot(args: argparse.Namespace) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     from xlsent.commands import resolve_device
+    from xlsent.devices import device_record
     from xlsent.failures.kill_points import kill_point
     from xlsent.io import atomic_path, write_json
     from xlsent.models import dualpivot as model
@@ -229,6 +230,11 @@ def train_dualpivot(args: argparse.Namespace) -> None:
         kill_point("dualpivot.export")
         write_json(
             tmp / "run.json",
-            {"settings": json.loads(args.settings), "model": json.loads(args.model)},
+            {
+                "settings": json.loads(args.settings),
+                "model": json.loads(args.model),
+                # The head trains without autocast: fp32 on whichever device (the tables' rows).
+                "trained_on": [device_record(device, "fp32")],
+            },
         )
         write_json(tmp / "best.json", {k: v for k, v in record.items() if k != "history"})

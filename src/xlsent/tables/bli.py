@@ -10,6 +10,7 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
+from xlsent.tables.devices import devices_notes, results_devices, with_devices
 from xlsent.tables.seeds import refuse_duplicates, seed_averaged
 from xlsent.tables.write import write_table
 
@@ -24,7 +25,8 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
     xx2en) the P@k of each retrieval, `{lang}_{direction}_{metric}` with metric `p@1_nn`,
     `p@5_nn`, `p@10_nn`, `p@1_csls`, … (percent, seeds averaged; null where the run was not
     evaluated), then `{lang}_{direction}_n`, the test words the run kept after the vocabulary
-    filter. The counts: {(run, lang, direction): queries} (dictionary source words with a
+    filter; last, the run's devices (`xlsent.tables.devices.COLUMNS`: word vectors, a CPU's
+    fp32). The counts: {(run, lang, direction): queries} (dictionary source words with a
     translation in both vocabularies; seeds averaged).
     Refuses duplicated results and cells that only some of a run's seeds have.
     """
@@ -78,7 +80,7 @@ def bli_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> tuple[
         "seeds": pl.Int64,
         **{f"{lang}_{d}_{m}": pl.Float64 for lang, d, m in columns},
     }
-    return pl.DataFrame(rows, schema=schema), queries
+    return with_devices(pl.DataFrame(rows, schema=schema), results_devices(frames)), queries
 
 
 def write_bli_table(table: pl.DataFrame, queries: dict, out_csv: Path, *, digits: int = 1) -> None:
@@ -87,7 +89,8 @@ def write_bli_table(table: pl.DataFrame, queries: dict, out_csv: Path, *, digits
         "Test words kept after the vocabulary filter (`_n`: test dictionary source words with "
         "a translation, both in the run's vocabularies): "
         + "; ".join(f"{run} {lang} {d} {n:.0f}" for (run, lang, d), n in queries.items())
-        + "."
+        + ".",
+        *devices_notes(table),
     ]
     write_table(
         table,

@@ -10,6 +10,8 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
+from xlsent.tables.devices import devices_notes, results_devices, with_devices
 from xlsent.tables.seeds import mean, refuse_duplicates, seed_averaged
 from xlsent.tables.write import marked, write_table
 
@@ -25,8 +27,9 @@ def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.Da
     and `{lang}_f1` on the test split at the threshold chosen on the threshold split (DAP
     Table 3), `{lang}_f1_oracle` at the test split's own best threshold, and `{lang}_f1_pivot`
     at the pivot language's threshold where evaluated; then `avg_f1`, `avg_f1_oracle` (and
-    `avg_f1_pivot`) over the languages, null for a run that lacks one. Percent, seeds
-    averaged; refuses duplicated results and cells that only some of a run's seeds have.
+    `avg_f1_pivot`) over the languages, null for a run that lacks one; last, the run's
+    devices (`xlsent.tables.devices.COLUMNS`). Percent, seeds averaged; refuses duplicated
+    results and cells that only some of a run's seeds have.
     """
     results = load_results(frames)
     tasks = results["task"].unique().to_list()
@@ -65,7 +68,7 @@ def bucc_table(frames: Sequence[pl.DataFrame | str | os.PathLike[str]]) -> pl.Da
         **{name: pl.Float64 for name, _, _, _ in columns},
         **{f"avg_f1{BUCC_SCHEMES[d]}": pl.Float64 for d in schemes},
     }
-    return pl.DataFrame(rows, schema=schema)
+    return with_devices(pl.DataFrame(rows, schema=schema), results_devices(frames))
 
 
 # Marks a mined language (and the averages over it) whose margin read fewer neighbours than k.
@@ -109,13 +112,14 @@ def write_bucc_table(
     """Write the mining table (`bucc_table`) to `out_csv` and its `.md`, with `notes`
     (`bucc_notes`); the Markdown marks the columns of the `lowered` languages (`bucc_lowered`)
     and the averages over them."""
-    langs = [c.split("_")[0] for c in table.columns if c not in ("run", "seeds")]
-    covered = {c: [c.split("_")[0]] if c.split("_")[0] != "avg" else langs for c in table.columns}
+    scores = [c for c in table.columns if c not in ("run", "seeds", *DEVICE_COLUMNS)]
+    langs = [c.split("_")[0] for c in scores]
+    covered = {c: [c.split("_")[0]] if c.split("_")[0] != "avg" else langs for c in scores}
     write_table(
         table,
         out_csv,
         digits=digits,
-        notes=notes,
+        notes=[*notes, *devices_notes(table)],
         shown=table.rename(marked(table, covered, lowered, LOWERED_K)),
         caption="Bitext mining (BUCC protocol): precision, recall and F1 (%) per language on "
         "the test split, at the margin threshold chosen on the threshold split's gold; "

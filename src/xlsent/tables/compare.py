@@ -15,7 +15,12 @@ on the threshold split), one row per group (Tatoeba only: the groups of `tables.
   print (one decimal of a percentage), a difference that rounds to 0.0 there; one of exactly
   0.05 is level too (Tatoeba's mean of both directions moves in steps of 0.05 on 1,000 pairs,
   so such ties are common, and floats cannot tell them from rounding);
-- `languages`: the row's languages; `a_seeds`, `b_seeds`: how many seeds each run has.
+- `languages`: the row's languages; `a_seeds`, `b_seeds`: how many seeds each run has;
+- last, each run's devices (`a_train_device`, …, `b_eval_precision`: the columns of
+  `xlsent.tables.devices` with the side's prefix) and `devices_differ`: whether the two
+  trained or were encoded on other devices or in other precisions (null where their results
+  record none), which the Markdown says under the table: such a difference holds the
+  device's own effect.
 
 A row with a language that one run lacks leaves that run's scores, the difference and the
 counts blank (a group is never averaged over fewer languages), as the Tatoeba table does.
@@ -31,6 +36,8 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
+from xlsent.tables.devices import EFFECT, described, differ, results_devices
 from xlsent.tables.seeds import refuse_duplicates, seed_averaged
 from xlsent.tables.write import BLANK, write_table
 
@@ -54,6 +61,9 @@ SCHEMA = {
     "b_seeds": pl.Int64,
     **dict.fromkeys(SCORES, pl.Float64),
     **dict.fromkeys(COUNTS, pl.Int64),
+    # Last, so that the columns before keep their places.
+    **{f"{side}_{column}": pl.String for side in ("a", "b") for column in DEVICE_COLUMNS},
+    "devices_differ": pl.Boolean,
 }
 
 
@@ -121,6 +131,7 @@ def compare_table(
     if not tasks:
         raise ValueError(f"no results of {' or '.join(TASKS)} to compare")
     scores = {task: _per_seed(results, task) for task in tasks}
+    devices = results_devices(frames)
     rows = []
     for a, b in pairs:
         compared = [task for task in tasks if a in scores[task] and b in scores[task]]
@@ -144,9 +155,15 @@ def compare_table(
             units = {**(groups if task == "tatoeba" else {}), "all": shared}
             units.update({lang: [lang] for lang in langs})
             seeds = {"a_seeds": len(scores[task][a]), "b_seeds": len(scores[task][b])}
+            on = {
+                f"{side}_{column}": devices.get(run, {}).get(column)
+                for side, run in (("a", a), ("b", b))
+                for column in DEVICE_COLUMNS
+            }
+            on["devices_differ"] = differ(devices.get(a), devices.get(b))
             for unit, members in units.items():
                 cells = _row(scores[task][a], scores[task][b], list(members))
-                rows.append({"a": a, "b": b, "task": task, "unit": unit, **seeds, **cells})
+                rows.append({"a": a, "b": b, "task": task, "unit": unit, **seeds, **cells, **on})
     return pl.DataFrame(rows, schema=SCHEMA)
 
 
@@ -193,5 +210,26 @@ def write_compare_table(table: pl.DataFrame, out_csv: Path) -> None:
         "lowest and the highest seed (a group's average, seed by seed); `a − b`: the mean of "
         "the languages' differences; above, below, level: how many of the row's languages a "
         f"is above, below or level with, level meaning a difference within ±{LEVEL:.2f}.",
-        notes=[f"{BLANK} A run lacks a language of the row: nothing is averaged over fewer."],
+        notes=[
+            f"{BLANK} A run lacks a language of the row: nothing is averaged over fewer.",
+            *devices_differ_notes(table),
+        ],
     )
+
+
+def devices_differ_notes(table: pl.DataFrame) -> list[str]:
+    """A note for each pair of `table` whose runs trained or were encoded on other devices or
+    in other precisions (`devices_differ`), saying where each ran."""
+    notes = []
+    for row in (
+        table.filter(pl.col("devices_differ"))
+        .unique(["a", "b"], maintain_order=True)
+        .rows(named=True)
+    ):
+        sides = {side: described({c: row[f"{side}_{c}"] for c in DEVICE_COLUMNS}) for side in "ab"}
+        notes.append(
+            f"`{row['a']}` and `{row['b']}` ran on different devices or precisions "
+            f"(`devices_differ`): `{row['a']}` {sides['a']}; `{row['b']}` {sides['b']}. "
+            f"Their difference holds the device's own effect: {EFFECT}."
+        )
+    return notes

@@ -1,20 +1,55 @@
 """The cost table (`tables_cost`): what each stage and run cost, from the jobs' benchmark
-files."""
+files, and what the jobs ran on where their records say (`xlsent.devices`)."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 import polars as pl
+import pyarrow as pa
 
+from xlsent import layout
+from xlsent.devices import CPU_FP32, device_label
+from xlsent.tables.devices import joined
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.tables.write import write_table
 
 # Where a run's name sits in a rule's benchmark path (results/benchmarks/{rule}/...): the jobs
 # of these rules are one run's; every other rule's jobs serve all runs.
 RUN_PART = {"train": 1, "train_dualpivot": 1, "eval": 2, "bisent2vec_train": 1}
+# Stages whose jobs run on a CPU in fp32 by construction (C++ and numpy: no device to choose).
+CPU_STAGES = ("bisent2vec_train",)
+# The last columns: what the stage's jobs ran on, where recorded (a training's, an encoding's).
+DEVICE_COLUMNS = ("device", "precision")
+
+
+def recorded_devices(
+    vectors: str | os.PathLike[str] | None = None, models: str | os.PathLike[str] | None = None
+) -> dict[str, list[dict]]:
+    """{benchmark path without its suffix: the records of what its job ran on} from the
+    encodings' vector files under `vectors` (`results/vectors`: `eval/encode/{run}/seed{seed}/
+    {source}`) and the exported models' `run.json` under `models` (`results/models`: the
+    training's, under both `train/...` and `train_dualpivot/...`, a run being one or the
+    other), for `cost_table`'s `devices`."""
+    found: dict[str, list[dict]] = {}
+    runs = layout.to_glob(layout.RUN_SEED)
+    for path in Path(vectors).glob(f"{runs}/*.arrow") if vectors is not None else ():
+        with pa.memory_map(str(path)) as source:  # the footer only: no vector is read
+            metadata = pa.ipc.open_file(source).schema.metadata or {}
+        encoded = metadata.get(b"encoded_on")
+        if encoded is not None and json.loads(encoded) is not None:
+            run_seed = path.parent.relative_to(vectors).as_posix()
+            found[f"eval/encode/{run_seed}/{path.stem}"] = [json.loads(encoded)]
+    for path in Path(models).glob(f"{runs}/run.json") if models is not None else ():
+        trained = json.loads(path.read_text()).get("trained_on")
+        if trained:
+            run_seed = path.parent.relative_to(models).as_posix()
+            for stage in ("train", "train_dualpivot"):
+                found[f"{stage}/{run_seed}"] = trained
+    return found
 
 
 def cost_table(
@@ -23,6 +58,7 @@ def cost_table(
     earlier: Mapping[str, Sequence[dict]] | None = None,
     speeds: Mapping[str, Mapping[str, float | None]] | None = None,
     trained: Mapping[str, tuple[Sequence[dict], float]] | None = None,
+    devices: Mapping[str, Sequence[Mapping]] | None = None,
 ) -> pl.DataFrame:
     """What each stage cost, from the `benchmark:` files under `benchmarks` (Snakemake's TSV
     of one job each: wall seconds, peak RSS, CPU seconds).
@@ -41,12 +77,19 @@ def cost_table(
     the trainer recorded them at its export, and when (a Unix time): where no benchmark file
     that recent is there (its Snakemake was killed while the job ran, and a later run adopted
     the model), the row counts those jobs, without a peak RSS.
+
+    Last, `device` and `precision`: what the stage's jobs ran on (`xlsent.devices`; the
+    distinct values joined), from each training job's record in `trained` and `earlier`, from
+    `devices` (a benchmark path as above → its job's records: `recorded_devices`, the
+    encodings'), and CPU fp32 for the word-vector trainings (`CPU_STAGES`); blank where no
+    record says (the CPU stages of the workflow, which choose no device).
     """
     root = Path(benchmarks)
     files = {
         path.relative_to(root).with_suffix("").as_posix(): path for path in root.rglob("*.tsv")
     }
     rows = []
+    ran_on: dict[tuple[str, str], list[Mapping | None]] = {}
     for job in sorted({*files, *(trained or {})}):
         parts = PurePosixPath(job).parts
         stage = "/".join(parts[:2]) if parts[0] in ("eval", "align") else parts[0]
@@ -64,6 +107,9 @@ def cost_table(
             seconds, cpu, rss = last["seconds"], last["cpu_seconds"], None
         wall = seconds + sum(attempt["seconds"] for attempt in before)
         held = gpus.get(f"{stage}/{run}", gpus.get(stage, 0))
+        ran_on.setdefault((stage, run), []).extend(
+            _job_devices(stage, [*jobs, *(earlier or {}).get(job, ())], (devices or {}).get(job))
+        )
         rows.append(
             {
                 "stage": stage,
@@ -78,7 +124,7 @@ def cost_table(
         )
     if not rows:
         raise ValueError(f"no benchmark files under {root}")
-    return (
+    table = (
         # Every row's types (a number is an int in one row and a float in another).
         pl.DataFrame(rows, infer_schema_length=None)
         .group_by("stage", "run", maintain_order=True)
@@ -96,6 +142,35 @@ def cost_table(
         )
         .sort("stage", "run")
     )
+    keys = table.select("stage", "run").rows()
+    return table.with_columns(
+        device=pl.Series(
+            [joined([_label(r) for r in ran_on[key]]) for key in keys], dtype=pl.String
+        ),
+        precision=pl.Series(
+            [joined([_precision(r) for r in ran_on[key]]) for key in keys],
+            dtype=pl.String,
+        ),
+    )
+
+
+def _job_devices(
+    stage: str, attempts: Sequence[Mapping], recorded: Sequence[Mapping] | None
+) -> list[Mapping | None]:
+    """What one job ran on: its training's records (each attempt's that has one), those
+    `recorded` elsewhere, or the CPU's fp32 of a word-vector training; [None] if unknown."""
+    found = [attempt for attempt in attempts if "device" in attempt] + list(recorded or ())
+    if stage in CPU_STAGES:
+        found.append(CPU_FP32)
+    return found or [None]
+
+
+def _label(record: Mapping | None) -> str | None:
+    return None if record is None else device_label(record)
+
+
+def _precision(record: Mapping | None) -> str | None:
+    return None if record is None else record["precision"]
 
 
 def _number(value: object) -> float | None:
@@ -124,6 +199,8 @@ def write_cost_table(table: pl.DataFrame, out_csv: Path) -> None:
         "peak memory.",
         notes=[
             f"Total: {totals['wall_min']:.1f} wall minutes (summed over jobs, not elapsed), "
-            f"{totals['cpu_min']:.1f} CPU minutes, {totals['gpu_h']:.2f} GPU hours."
+            f"{totals['cpu_min']:.1f} CPU minutes, {totals['gpu_h']:.2f} GPU hours.",
+            "`device`, `precision`: what the stage's jobs trained or encoded on, as their "
+            "records say; blank where none does (the stages that choose no device).",
         ],
     )

@@ -6,6 +6,11 @@ Dev P@1 is a mean over languages, each weighing the same: a language kept with a
 below `corpus.min_dev_pairs` (`min_pairs_action: warn`) moves it far more than its pairs
 warrant (3 dev pairs: one sentence missed one way is 16.7 points of its score). The table
 gives the kept checkpoint's mean without those languages beside the one that chose it.
+
+Each row ends with its devices (`xlsent.tables.devices.COLUMNS`) from the model's `run.json`
+(`trained_on`): dev P@1 is encoded by the training itself, on its device, at the precision
+it was given (`evaluate.precision`), so `eval_device` is the training's device and
+`eval_precision` that precision.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from pathlib import Path
 
 import polars as pl
 
+from xlsent.devices import device_label
 from xlsent.failures.unreadable import remake_command
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
+from xlsent.tables.devices import devices_notes, joined
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.tables.speed import training_speed
 from xlsent.tables.write import write_table
@@ -44,6 +52,24 @@ def _records(log: Path) -> list[dict]:
     return records
 
 
+def _devices(directory: Path) -> list[str | None]:
+    """The four device cells of a model directory's training (`run.json`'s `trained_on`:
+    one record per distinct job); blank for a model exported before the records."""
+    path = directory / "run.json"
+    try:
+        jobs = json.loads(path.read_text()).get("trained_on") if path.exists() else None
+    except json.JSONDecodeError as err:
+        raise _broken(path, "", err) from None
+    if not jobs:
+        return [None] * len(DEVICE_COLUMNS)
+    return [
+        joined([device_label(job) for job in jobs]),
+        joined([job["precision"] for job in jobs]),
+        joined([device_label(job) for job in jobs]),
+        joined([job.get("dev_precision") for job in jobs]),
+    ]
+
+
 def small_dev_languages(stats: Sequence[str | os.PathLike[str]]) -> dict[str, int]:
     """The languages whose dev split is below the minimum (`corpus.min_dev_pairs`), from
     their sample statistics (`below_min`), with their dev pairs: {lang: pairs}."""
@@ -66,7 +92,8 @@ def dev_table(
     run kept, as its `best.json` records it; where `small_dev` names languages (dev splits
     below the minimum, `small_dev_languages`), `chosen_without_small_dev`: the kept
     checkpoint's mean over its other languages; then the training's speed, `tokens_per_s`
-    and `mfu_pct` (`xlsent.tables.speed`), to compare runs at equal time as well.
+    and `mfu_pct` (`xlsent.tables.speed`), to compare runs at equal time as well; last, the
+    training's devices (the module docstring).
     """
     rows, steps = [], set()
     for label, directory in models.items():
@@ -85,7 +112,16 @@ def dev_table(
         without = round(sum(kept) / len(kept), 2) if kept else None
         speed = training_speed(records)
         chosen = (best["step"], best["dev_p1"], without)
-        rows.append((run, int(seed), curve, *chosen, *(speed[c] for c in SPEED_COLUMNS)))
+        rows.append(
+            (
+                run,
+                int(seed),
+                curve,
+                *chosen,
+                *(speed[c] for c in SPEED_COLUMNS),
+                *_devices(directory),
+            )
+        )
     columns = [str(step) for step in sorted(steps)]
     schema = {
         "run": pl.String,
@@ -95,6 +131,7 @@ def dev_table(
         "chosen": pl.Float64,
         "chosen_without_small_dev": pl.Float64,
         **dict.fromkeys(SPEED_COLUMNS, pl.Float64),
+        **dict.fromkeys(DEVICE_COLUMNS, pl.String),
     }
     table = pl.DataFrame(
         [
@@ -140,7 +177,7 @@ def write_dev_table(
         table,
         out_csv,
         digits=2,
-        notes=notes,
+        notes=notes + devices_notes(table),
         caption="Dev P@1 (%, the mean over languages of similarity search both ways on each "
         "language's dev pairs) at each evaluated training step (0: before training), and the "
         "checkpoint each run kept: the step of its best dev P@1 (the last step for "

@@ -9,6 +9,8 @@ from pathlib import Path
 import polars as pl
 
 from xlsent.evaluate.results import load_results
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
+from xlsent.tables.devices import devices_notes, results_devices, with_devices
 from xlsent.tables.tatoeba import DIRECTIONS, tatoeba_tables
 from xlsent.tables.write import BLANK, marked, scarce_note, write_table
 
@@ -27,17 +29,20 @@ def retrieval_table(
     the run) the average of the languages' mean of both directions, then `{group}_xx2en`
     and `{group}_en2xx` (as `tatoeba_tables`' summary); per language (language-table order)
     `{lang}` (the mean of both directions), `{lang}_xx2en` and `{lang}_en2xx`; `missing` and
-    `scarce` as in `tatoeba_tables`. P@1 in percent, seeds averaged. The pairs: {lang: n},
-    the largest count of any run (every run retrieves among the same pairs).
+    `scarce` as in `tatoeba_tables`; the run's devices (`xlsent.tables.devices.COLUMNS`).
+    P@1 in percent, seeds averaged. The pairs: {lang: n}, the largest count of any run (every
+    run retrieves among the same pairs).
     """
     results = load_results(frames)
     tasks = results["task"].unique().to_list()
     if tasks != ["retrieval"]:
         raise ValueError(f"expected retrieval results (task 'retrieval'), got {sorted(tasks)}")
     summary, per_language = tatoeba_tables([results], groups, scarce, RETRIEVAL_DIRECTIONS)
-    scores = [c for c in summary.columns if c not in ("missing", "scarce")]
+    # The devices come from the files (a data frame records none), after every other column.
+    scores = [c for c in summary.columns if c not in ("missing", "scarce", *DEVICE_COLUMNS)]
+    per_language = per_language.drop(DEVICE_COLUMNS)
     table = summary.select(scores).join(per_language, on="run", how="left", maintain_order="left")
-    table = table.hstack(summary.select("missing", "scarce"))
+    table = with_devices(table.hstack(summary.select("missing", "scarce")), results_devices(frames))
     most = dict(results.group_by("lang").agg(pl.col("n").max()).rows())
     return table, {lang: most[lang] for lang in table.columns if lang in most}
 
@@ -58,7 +63,7 @@ def write_retrieval_table(
     scarce = {lang: text for lang, text in (scarce or {}).items() if lang in used}
     names = [*groups, "all"]
     langs = [c for c in table.columns if c in pairs]
-    shown = table.select("run", "seeds", *names, "all_xx2en", "all_en2xx", *langs)
+    shown = table.select("run", "seeds", *names, "all_xx2en", "all_en2xx", *langs, *DEVICE_COLUMNS)
     covered: dict[str, list[str]] = {name: list(groups[name]) for name in groups}
     covered.update({name: sorted(used) for name in ("all", "all_xx2en", "all_en2xx")})
     covered.update({lang: [lang] for lang in langs})
@@ -80,6 +85,6 @@ def write_retrieval_table(
         "sentence's translation among the other side's held-out sentences, the mean of xx→en "
         "and en→xx (the CSV has each direction), seeds averaged. Word-vector runs: the "
         "tf-idf-weighted average of their word vectors; encoder runs: their sentence vectors.",
-        notes=notes + scarce_note(scarce),
+        notes=notes + scarce_note(scarce) + devices_notes(table),
         shown=shown.rename(marked(shown, covered, scarce)),
     )

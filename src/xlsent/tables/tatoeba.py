@@ -11,6 +11,8 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
+from xlsent.tables.devices import devices_notes, results_devices, with_devices
 from xlsent.tables.seeds import mean, seed_means
 from xlsent.tables.write import BLANK, marked, scarce_note, write_table
 
@@ -33,7 +35,8 @@ def tatoeba_tables(
     `scarce`, the evaluated languages of `scarce` (`scarce_languages`: trained on fewer pairs
     than the minimum), or null. Per-language: `run` and, per language, the accuracy of each of
     `language_directions` (`mean`: the column `{lang}`; `xx2en`, `en2xx`: `{lang}_{direction}`,
-    DAP Tables 7–8).
+    DAP Tables 7–8). Both end with the run's devices (`xlsent.tables.devices.COLUMNS`), as
+    its results files record them.
     """
     cells, seeds = seed_means(load_results(frames))
     value = {(run, lang, d): v for run, lang, d, v in cells.rows()}
@@ -75,9 +78,10 @@ def tatoeba_tables(
         "run": pl.String,
         **dict.fromkeys((name for name, _, _ in language_columns), pl.Float64),
     }
+    devices = results_devices(frames)
     return (
-        pl.DataFrame(summary, schema=summary_schema),
-        pl.DataFrame(per_language, schema=language_schema),
+        with_devices(pl.DataFrame(summary, schema=summary_schema), devices),
+        with_devices(pl.DataFrame(per_language, schema=language_schema), devices),
     )
 
 
@@ -125,10 +129,12 @@ def write_tables(
         caption="Tatoeba accuracy (%), seeds averaged. Group columns average both directions "
         "over the group's languages; `_xx2en` and `_en2xx` are single directions; `all` is "
         "every language evaluated for the run.",
-        notes=notes + scarce_note(scarce),
+        notes=notes + scarce_note(scarce) + devices_notes(summary),
         shown=shown.rename(marked(shown, covered, scarce)),
     )
-    languages = {c: [c.split("_")[0]] for c in per_language.columns if c != "run"}
+    languages = {
+        c: [c.split("_")[0]] for c in per_language.columns if c not in ("run", *DEVICE_COLUMNS)
+    }
     write_table(
         per_language,
         langs_csv,
@@ -136,7 +142,7 @@ def write_tables(
         caption="Tatoeba accuracy (%) per language, seeds averaged: `xx` the mean of both "
         "directions, `xx_xx2en` and `xx_en2xx` single directions where asked for. "
         f"{BLANK}: not evaluated.",
-        notes=scarce_note(scarce),
+        notes=scarce_note(scarce) + devices_notes(per_language),
         shown=per_language.rename(marked(per_language, languages, scarce)),
     )
     return [out_csv, out_csv.with_suffix(".md"), langs_csv, langs_csv.with_suffix(".md")]
@@ -148,13 +154,16 @@ def ablation_table(
     groups: Mapping[str, Sequence[str]],
 ) -> pl.DataFrame:
     """WACSE Table 10: one row per run of `runs` (in that order), the mean of both directions
-    averaged over each group of `groups` (name → languages), then each of their languages."""
+    averaged over each group of `groups` (name → languages), then each of their languages,
+    then the run's devices (`xlsent.tables.devices.COLUMNS`)."""
     summary, per_language = tatoeba_tables(frames, groups)
     absent = [run for run in runs if run not in summary["run"].to_list()]
     if absent:
         raise ValueError(f"no Tatoeba results for the ablation runs {absent}")
     langs = [c for c in per_language.columns if c != "run" and any(c in g for g in groups.values())]
     order = pl.DataFrame({"run": runs})
-    return order.join(summary.select("run", "seeds", *groups), on="run", how="left").join(
-        per_language.select("run", *langs), on="run", how="left"
+    return (
+        order.join(summary.select("run", "seeds", *groups), on="run", how="left")
+        .join(per_language.select("run", *langs), on="run", how="left")
+        .join(summary.select("run", *DEVICE_COLUMNS), on="run", how="left", maintain_order="left")
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from xlsent.evaluate.results import load_results
+from xlsent.tables.devices import devices_notes, results_devices, with_devices
 from xlsent.tables.seeds import mean, seed_means
 from xlsent.tables.write import BLANK, write_table
 
@@ -24,7 +25,8 @@ def transfer_table(
     order), Tatoeba accuracy (both directions averaged, seeds averaged) on the run's pivot
     language, and averaged over the other languages: those trained on (`trained`, the
     corpus's languages, pivot excepted) and those of each of `groups` (name → languages;
-    pivot excepted). A column whose languages were not all evaluated for the run is blank."""
+    pivot excepted). A column whose languages were not all evaluated for the run is blank.
+    Last, the run's devices (`xlsent.tables.devices.COLUMNS`)."""
     cells, seeds = seed_means(load_results(frames))
     value = {(run, lang): v for run, lang, d, v in cells.rows() if d == "mean"}
     absent = [run for run in pivots if run not in seeds]
@@ -47,7 +49,7 @@ def transfer_table(
         "pivot": pl.String,
         **dict.fromkeys(["pivot_acc", "trained", *groups], pl.Float64),
     }
-    return pl.DataFrame(rows, schema=schema)
+    return with_devices(pl.DataFrame(rows, schema=schema), results_devices(frames))
 
 
 def write_transfer_table(table: pl.DataFrame, out_csv: Path, *, digits: int = 1) -> None:
@@ -59,4 +61,5 @@ def write_transfer_table(table: pl.DataFrame, out_csv: Path, *, digits: int = 1)
         "Tatoeba accuracy (%), both directions and seeds averaged, on the pivot language "
         "(`pivot_acc`) and over the other languages: those trained on (`trained`) and each "
         f"group's, the pivot left out. {BLANK}: a language of the column was not evaluated.",
+        notes=devices_notes(table),
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from xlsent.io import atomic_path
+from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
 
 # What the Markdown tables print for a value that is missing (a group with a language not run).
 BLANK = "–"
@@ -50,15 +51,22 @@ def write_table(
 ) -> None:
     """Write `df` to `out_csv` (full precision) and beside it a `.md` table, both atomically.
 
-    `shown` is what the Markdown shows (default `df`): fewer columns, marked headers.
+    `shown` is what the Markdown shows (default `df`): fewer columns, marked headers. The
+    devices' columns (`xlsent.tables.devices.COLUMNS`) stay in the CSV always, and leave the
+    Markdown where no row records them (results from before the records: four blank columns
+    would say nothing a reader can use).
     """
     out_csv = Path(out_csv)
     with atomic_path(out_csv) as tmp:
         df.write_csv(tmp, check_extension=False)
+    shown = df if shown is None else shown
+    blank = [
+        c for c in DEVICE_COLUMNS if c in shown.columns and shown[c].null_count() == len(shown)
+    ]
+    if len(blank) == len(DEVICE_COLUMNS):
+        shown = shown.drop(blank)
     with atomic_path(out_csv.with_suffix(".md")) as tmp:
-        tmp.write_text(
-            markdown(df if shown is None else shown, digits=digits, caption=caption, notes=notes)
-        )
+        tmp.write_text(markdown(shown, digits=digits, caption=caption, notes=notes))
 
 
 # Marks a language (and every average over it) that trained on fewer pairs than the minimum.

@@ -324,6 +324,9 @@ class Attempts:
         self._clocks = (time.perf_counter(), time.process_time())
         self.earlier: list[dict] = []
         self._resumed_at = 0
+        # What this job trains on (`xlsent.devices`), set once its device is known: a run
+        # resumed on other hardware keeps each job's, so its record names both.
+        self.machine: dict = {}
 
     def resumed(self, state: dict) -> None:
         """Continue the record of the checkpoint `state` that this job resumed."""
@@ -338,7 +341,7 @@ class Attempts:
 
     def until(self, step: int) -> list[dict]:
         """Every job's work, this one's to `step`: the steps it trained, its wall and CPU
-        seconds (what a checkpoint at `step` keeps)."""
+        seconds, and what it trained on (`machine`; what a checkpoint at `step` keeps)."""
         wall, cpu = self._clocks
         return [
             *self.earlier,
@@ -346,5 +349,6 @@ class Attempts:
                 "steps": [self._resumed_at, step],
                 "seconds": round(time.perf_counter() - wall, 1),
                 "cpu_seconds": round(time.process_time() - cpu, 1),
+                **self.machine,
             },
         ]

@@ -32,6 +32,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from xlsent.devices import KEYS as DEVICE_KEYS
+from xlsent.devices import device_record, distinct
 from xlsent.failures.kill_points import kill_point
 from xlsent.io import atomic_path, write_json
 from xlsent.models import encoder
@@ -104,6 +106,13 @@ class Trainer:
         self.checkpoints = Checkpoints(checkpoint_dir)
         self.world, self.device = distributed.world_and_device(settings.device)
         fixed_reduction_order(self.device)
+        # What the passes compute in: bf16 and tf32 only act on CUDA (`step.computing`).
+        self.computes = settings.precision if self.device.type == "cuda" else "fp32"
+        # This job's device in its records (`xlsent.devices`): the tables say it on every row.
+        self.attempts.machine = {
+            **device_record(self.device, self.computes),
+            "processes": self.world.size,
+        }
         self.accumulation = step.micro_batches(settings, self.world.size)
         torch.manual_seed(settings.seed)
         tokens = Tokens.read(model_spec.tokenizer_dir)
@@ -483,8 +492,9 @@ class Trainer:
         # SIGTERM (Slurm's preemption, `kill`) and SIGINT (Ctrl-C, which reaches every job of
         # the terminal's Snakemake) stop the same way: the step's state saved, then resumed.
         previous = {sig: signal.signal(sig, self._request_stop) for sig in STOP_SIGNALS}
-        computes = s.precision if self.device.type == "cuda" else "fp32"
-        speed = Throughput(peak_tflops(self.device, computes, s.peak_tflops))
+        # Dev P@1 chooses the checkpoint: its precision is the training's record too.
+        self.attempts.machine["dev_precision"] = dev_precision
+        speed = Throughput(peak_tflops(self.device, self.computes, s.peak_tflops))
         losses = []
         if s.max_steps == 0 and self.world.main:
             # Nothing trains: the starting model is the export, with its dev P@1 (step 0).
@@ -551,6 +561,16 @@ class Trainer:
         if records is not None:
             records.write(entry)
 
+    def trained_on(self) -> list[dict]:
+        """What the jobs that trained the run trained on (`xlsent.devices`): the distinct
+        records of its jobs (a job of a checkpoint written before the records has none)."""
+        keys = (*DEVICE_KEYS, "dev_precision", "processes")
+        return distinct(
+            {key: job[key] for key in keys if key in job}
+            for job in self.attempts.until(self.step)
+            if "device" in job
+        )
+
     def export(self, out_dir: Path, run_config: dict) -> None:
         """Write the best model (HF + sentence-transformers) and the run's records."""
         self.checkpoints.check_best(self.best["step"])
@@ -565,7 +585,7 @@ class Trainer:
             if self.objective.mlm is not None:
                 save_mlm_head(self.objective.mlm, self.model.get_input_embeddings().weight, tmp)
             kill_point("train.export")
-            write_json(tmp / "run.json", run_config)
+            write_json(tmp / "run.json", {**run_config, "trained_on": self.trained_on()})
             write_json(tmp / "best.json", self.best)
             with open(tmp / "train_log.jsonl", "w") as f:
                 f.writelines(json.dumps(entry) + "\n" for entry in self.history)
