@@ -94,6 +94,10 @@ def site_profile(tmp_path_factory) -> Path:
         "default-resources": local(real["default-resources"]),
         "set-resources": {rule: local(r) for rule, r in real.get("set-resources", {}).items()},
         "slurm-init-seconds-before-status-checks": 2,
+        # A round of status checks every 2 s, not 10: each wave of jobs is seen finished and
+        # the next submitted 8 s sooner (the small demo runs in 7 waves, and every test here
+        # waits on a few).
+        "seconds-between-status-checks": 2,
     }
     directory = tmp_path_factory.mktemp("profile") / "localsite"
     directory.mkdir()
