@@ -31,6 +31,22 @@ the grid tries every hidden state of it, or those `--layers` names.
 
     .venv/bin/python benchmarks/align.py [--model DIR] [--device cpu] [--smoke] [--out-dir DIR]
 
+`--workflow-estimation` measures the workflow's own eflomal instead (nothing else runs):
+eflomal as an alignment job of the experiment `--config` (default
+resources/pretrained/wacse.yaml) estimates it, scored on the gold sets. Each gold language's
+corpus is cleaned and sampled into a scratch directory by the workflow's functions at the
+config's settings (`corpus.local.dir`, or `--l10n-dir`; `--max-pairs` in place of
+`corpus.max_pairs`), its training split word-tokenized, and the gold pairs aligned as one
+more shard of the language (`xlsent.align.estimation`), at each `--estimation-seeds` value
+of `align.eflomal.seed` (default the config's): `capped`, estimated on the gold pairs and
+the other shards (the training pool: all the old code borrowed), and `beyond_cap`, topped
+up with the pairs beyond the cap to `align.eflomal.min_estimation_pairs` (what a job does
+now). AER on the test half (the split above) and on the whole set. It writes
+OUT_DIR/align_estimation.json: `settings`, `corpus` (per language: `clean`, `train`, `dev`,
+`mining`, `beyond_cap` pairs), `rows` (`pair`, `estimation`, `seed`, `estimation_pairs`,
+`estimation_pairs_beyond_cap`, `part`, `precision`, `recall`, `aer`), `seconds`. With
+`--smoke`, the first `--l10n-lines` lines of each l10n file, a cap of 60 and a minimum of 200.
+
 `--smoke`: tiny sizes (seconds; a tiny random encoder when `--model` is not given). Prints
 tables and writes OUT_DIR/align.json (default benchmarks/out/, git-ignored): `speed` (rows
 with `pairs_per_s`, `pairs_per_cpu_s`), `quality` (test-part rows with `precision`,
@@ -102,7 +118,13 @@ SMOKE = {
     "extra": 200,
     "gold_pairs": 8,
     "layers": [1, 2],  # the tiny encoder has two
+    # --workflow-estimation: a corpus of 400 lines, 60 trained on, 200 estimation pairs.
+    "l10n_lines": 400,
+    "max_pairs": 60,
+    "min_estimation_pairs": 200,
 }
+WACSE_CONFIG = ROOT / "resources" / "pretrained" / "wacse.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 PREFIX = "query: "  # e5's query prefix, which the xlsent models of me5 put before a sentence
 
 
@@ -432,6 +454,158 @@ def baseline_quality(sets: dict, parts: dict, extra: int) -> list[dict]:
     return rows
 
 
+# -- the workflow's eflomal ------------------------------------------------------------
+
+
+def workflow_corpus(config: dict, lang: str, l10n_dir: Path, directory: Path) -> dict[str, Path]:
+    """A language's corpus as the workflow's clean, sample and words jobs make it at the
+    config's settings (`xlsent clean --source local`, `xlsent sample`, `xlsent words`): the
+    paths of its clean pairs, splits and training words."""
+    from xlsent.arguments import settings_object
+    from xlsent.config import clean_settings, program_settings
+    from xlsent.corpus.clean import clean
+    from xlsent.corpus.clean_base import CleanConfig
+    from xlsent.corpus.readers.local import discover
+    from xlsent.corpus.sample import SampleConfig, sample
+    from xlsent.tokenize import words
+
+    paths = {
+        split: directory / f"{lang}.{split}.parquet"
+        for split in ("clean", "train", "dev", "mining")
+    }
+    cleaning = {**clean_settings(config), "tokenizer": None}
+    bitexts = discover(l10n_dir, lang, config["corpus"]["local"]["corpora"])
+    clean(bitexts, lang, paths["clean"], settings_object(CleanConfig, cleaning, "corpus.clean"))
+    cfg = settings_object(SampleConfig, program_settings("corpus", config["corpus"]), "corpus")
+    sample(paths["clean"], lang, paths["train"], paths["dev"], cfg, paths["mining"])
+    paths["words"] = directory / f"{lang}.words.parquet"
+    words(paths["train"], lang, paths["words"])
+    return paths
+
+
+def workflow_estimation(args: argparse.Namespace) -> dict:
+    """eflomal on each gold set as one more shard of its language (the gold pairs), estimated
+    as the workflow's alignment job estimates it, with and without the pairs beyond the cap;
+    AER on the test half and the whole set."""
+    from xlsent.align.estimation import BeyondCap, estimation_pairs
+    from xlsent.align.job import aligner_config, shard_seed
+    from xlsent.align.shards import shard_count
+    from xlsent.config import aligner_settings, load
+
+    started = time.perf_counter()
+    config = load(args.config, SCHEMA)
+    if config["corpus"]["source"] != "local" and args.l10n_dir is None:
+        raise SystemExit(f"{args.config}: corpus.source is not local; give --l10n-dir")
+    if args.max_pairs is not None:
+        config["corpus"]["max_pairs"] = args.max_pairs
+    settings = aligner_settings(config, "eflomal")
+    if args.min_estimation_pairs is not None:
+        settings["min_estimation_pairs"] = args.min_estimation_pairs
+    seeds = args.estimation_seeds or [settings["seed"]]
+    sets = gold_sets(args.gold_pairs)
+    rows, corpus = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        l10n_dir = args.l10n_dir or Path(config["corpus"]["local"]["dir"])
+        l10n_dir = l10n_dir if l10n_dir.is_absolute() else ROOT / l10n_dir
+        if args.l10n_lines is not None:
+            l10n_dir = head_of(l10n_dir, list(sets), args.l10n_lines, Path(tmp) / "l10n")
+        for lang, (gold, pairs) in sets.items():
+            paths = workflow_corpus(config, lang, l10n_dir, Path(tmp))
+            total = pq.ParquetFile(paths["train"]).metadata.num_rows
+            sizes = {s: pq.ParquetFile(paths[s]).metadata.num_rows for s in paths if s != "words"}
+            corpus[lang] = {
+                **sizes,
+                "beyond_cap": sizes["clean"] - total - sizes["dev"] - sizes["mining"],
+            }
+            shard_size = config["align"]["shard_size"]
+            index = shard_count(total, shard_size)  # the gold pairs: one more shard
+            beyond = BeyondCap(
+                lang, paths["clean"], (paths["train"], paths["dev"], paths["mining"])
+            )
+            test = split(len(gold), args.split_seed)[1]
+            for seed in seeds:
+                cfg = aligner_config("eflomal", {**settings, "seed": seed})
+                wanted = cfg.min_estimation_pairs - len(pairs)
+                for name, source in (("capped", None), ("beyond_cap", beyond)):
+                    extra, more = estimation_pairs(
+                        paths["train"],
+                        paths["words"],
+                        index,
+                        shard_size,
+                        total,
+                        wanted,
+                        source,
+                        seed,
+                    )
+                    aligner = EflomalAligner(
+                        symmetrize=cfg.symmetrize,
+                        max_words=cfg.max_words,
+                        seed=shard_seed(seed, index),
+                    )
+                    links = [a.links for a in aligner.align(pairs, extra=extra)]
+                    for part, chosen in (("test", test), ("all", range(len(gold)))):
+                        rows.append(
+                            {
+                                "pair": f"{lang}-en",
+                                "estimation": name,
+                                "seed": seed,
+                                "estimation_pairs": len(extra),
+                                "estimation_pairs_beyond_cap": more,
+                                "part": part,
+                                **aer([links[i] for i in chosen], [gold[i] for i in chosen]),
+                            }
+                        )
+    return {
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "settings": {
+            "corpus": {k: config["corpus"][k] for k in ("max_pairs", "dev_pairs", "mining_pairs")},
+            "align.eflomal": settings,
+            "align.shard_size": config["align"]["shard_size"],
+        },
+        "corpus": corpus,
+        "rows": rows,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def head_of(l10n_dir: Path, langs: list[str], lines: int, out: Path) -> Path:
+    """The first `lines` lines of each of `langs`' l10n files, in a directory of their own."""
+    out.mkdir(parents=True)
+    for lang in langs:
+        pair = "-".join(sorted(("en", lang)))
+        for path in l10n_dir.glob(f"l10n.{pair}.*.gz"):
+            with gzip.open(path, "rt") as f, gzip.open(out / path.name, "wt") as g:
+                g.writelines(islice(f, lines))
+    return out
+
+
+def print_estimation(record: dict) -> None:
+    settings = record["settings"]
+    frame = pl.DataFrame(record["rows"])
+    table = (
+        frame.group_by("pair", "estimation", "part", maintain_order=True)
+        .agg(
+            pl.col("estimation_pairs").first(),
+            pl.col("estimation_pairs_beyond_cap").first(),
+            pl.len().alias("seeds"),
+            pl.col("precision").mean(),
+            pl.col("recall").mean(),
+            pl.col("aer").mean(),
+            pl.col("aer").min().alias("aer_min"),
+            pl.col("aer").max().alias("aer_max"),
+        )
+        .sort("part", "pair", descending=[True, False], maintain_order=True)
+    )
+    caption = (
+        "eflomal as the workflow estimates it (corpus.max_pairs "
+        f"{settings['corpus']['max_pairs']}, min_estimation_pairs "
+        f"{settings['align.eflomal']['min_estimation_pairs']}): the gold pairs aligned as one "
+        "more shard; the mean over the seeds"
+    )
+    print(markdown(table, digits=3, caption=caption))
+    print(markdown(pl.DataFrame([{"lang": k, **v} for k, v in record["corpus"].items()])))
+
+
 def tiny_encoder_dir(pairs: list[SentencePair], directory: Path) -> Path:
     """A random two-layer encoder with a tokenizer trained on `pairs` (the smoke run's
     stand-in for me5: it exercises the code, its links mean nothing)."""
@@ -478,9 +652,31 @@ def main() -> None:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (seconds)")
     parser.add_argument("--out-dir", type=Path, default=OUT, help="default benchmarks/out")
+    parser.add_argument(
+        "--workflow-estimation",
+        action="store_true",
+        help="only the workflow's eflomal, estimated with and without the pairs beyond the cap",
+    )
+    parser.add_argument("--config", type=Path, default=WACSE_CONFIG, help="its experiment")
+    parser.add_argument("--l10n-dir", type=Path, help="in place of the config's corpus.local.dir")
+    parser.add_argument("--max-pairs", type=int, help="in place of the config's corpus.max_pairs")
+    parser.add_argument(
+        "--min-estimation-pairs", type=int, help="in place of align.eflomal.min_estimation_pairs"
+    )
+    parser.add_argument(
+        "--estimation-seeds", type=int, nargs="+", help="align.eflomal.seed values (the config's)"
+    )
+    parser.add_argument("--l10n-lines", type=int, help="only the first lines of each l10n file")
     if parser.parse_known_args()[0].smoke:
         parser.set_defaults(**SMOKE)
     args = parser.parse_args()
+    if args.workflow_estimation:
+        record = workflow_estimation(args)
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        (args.out_dir / "align_estimation.json").write_text(json.dumps(record, indent=2) + "\n")
+        print_estimation(record)
+        print(f"wrote {args.out_dir / 'align_estimation.json'}")
+        return
 
     from xlsent.models.encoder import fetch_pretrained
 

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import yaml
 
+from xlsent.defaults import LEFT_OUT_AT_DEFAULT, PROGRAM
+from xlsent.methods import METHODS, Loss
 from xlsent.tables.compare import COUNTS, SCORES, TASKS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,20 +129,68 @@ def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+# What a key's annotation in the schema (`xlsent.defaults`) adds to its meaning.
+_ANNOTATIONS = {
+    (PROGRAM, False): "Not in the settings its job's program takes (`x-program: false`).",
+    (LEFT_OUT_AT_DEFAULT, True): "Left out of a job's settings at its default "
+    "(`x-left-out-at-default`).",
+}
+
+
 def config_reference(schema: Path = SCHEMA) -> str:
-    """A Markdown table of every configuration key: its default and its description."""
+    """A Markdown table of every configuration key: its default and its description, and
+    what its annotations say (`x-program`, `x-left-out-at-default`)."""
     rows = ["| key | default | meaning |", "| --- | --- | --- |"]
     for path, spec in _keys(yaml.safe_load(schema.read_text())):
         default = json.dumps(spec.get("default"), ensure_ascii=False)
         if len(default) > 60:
             default = "(see the schema)"
-        rows.append(f"| `{path}` | `{_cell(default)}` | {_cell(spec.get('description', ''))} |")
+        notes = [text for (key, value), text in _ANNOTATIONS.items() if spec.get(key) is value]
+        meaning = " ".join([spec.get("description", ""), *notes]).strip()
+        rows.append(f"| `{path}` | `{_cell(default)}` | {_cell(meaning)} |")
+    return "\n".join(rows)
+
+
+def _term(loss: Loss) -> str:
+    """A term of a method's loss as the method table writes it: `weight`·`objective`."""
+    key, _, item = (loss.weight or "").partition(".")
+    weight = f"`{key}[{item}]`·" if item else f"`{key}`·" if key else ""
+    return f"{weight}`{loss.objective}`" + (" (0: left out)" if loss.optional else "")
+
+
+def method_table() -> str:
+    """A Markdown table of the run methods, one row each (`xlsent.methods.METHODS`): what each
+    trains, its loss's terms and their weights, the heads they train, what its training
+    reads and the settings blocks its runs take."""
+    rows = [
+        "| method | kind | what it trains | its loss | heads its losses train | its training "
+        "reads | settings |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for method in METHODS.values():
+        heads = [
+            f"`{loss.head}` (`{loss.objective}`{', at a weight above 0' if loss.optional else ''})"
+            for loss in method.losses
+            if loss.head
+        ]
+        reads = method.data + (" (the word aligner's links)" if method.needs_links else "")
+        cells = [
+            f"`{method.name}`",
+            method.kind,
+            method.about,
+            " + ".join(map(_term, method.losses)) or "–",
+            ", ".join(heads) or "–",
+            reads,
+            ", ".join(f"`{block}`" for block in method.blocks),
+        ]
+        rows.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
     return "\n".join(rows)
 
 
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "docs/cluster.md": ("rules", rule_table),
     "docs/configuration.md": ("config", config_reference),
+    "docs/development.md": ("methods", method_table),
 }
 
 

@@ -45,7 +45,12 @@ EXPANSIONS: dict[tuple[str, str], list[str]] = {
         "--model results/aligners/wspalign",
         "--model results/pretrained/me5",
     ],
-    ("align_shard", "{params.binary}"): ["", "--binary results/build/eflomal/eflomal"],
+    ("align_shard", "{params.binary}"): [
+        "",
+        "--binary results/build/eflomal/eflomal",
+        "--binary results/build/eflomal/eflomal --lang de --clean results/corpus/de/clean.parquet"
+        " --dev results/corpus/de/dev.parquet --mining results/corpus/de/mining.parquet",
+    ],
     ("subwords", "{params.prefix}"): [
         "--en-prefix '' --xx-prefix ''",
         "--en-prefix 'query: ' --xx-prefix 'passage: '",
@@ -122,6 +127,8 @@ CONDITIONAL = {
     ("tokenizer", "vocab_size"): "a scratch model's vocab_size",
     ("tokenizer", "sentences"): "a scratch model's tokenizer_sentences",
     ("align-shard", "model"): "the model directory: methods wspalign and simalign",
+    ("align-shard", "clean"): "the pairs beyond the cap: method eflomal",
+    ("align-shard", "mining"): "the pairs beyond the cap: method eflomal",
     ("bisent2vec-eval-tatoeba", "model"): "one of --model and --models (a required group)",
     ("bisent2vec-eval-tatoeba", "models"): "one of --model and --models (a required group)",
     ("eval-mteb", "cache_dir"): "evaluate.mteb.cache_dir: when set",

@@ -42,6 +42,9 @@ def test_a_stale_table_is_named(tmp_path, monkeypatch):
     (tmp_path / "docs" / "configuration.md").write_text(
         f"<!-- generated: config -->\n{docs.config_reference()}\n<!-- end generated -->\n"
     )
+    (tmp_path / "docs" / "development.md").write_text(
+        f"<!-- generated: methods -->\n{docs.method_table()}\n<!-- end generated -->\n"
+    )
     monkeypatch.setattr(docs, "ROOT", tmp_path)
     assert docs.main(["--check"]) == 1
     assert docs.main([]) == 0

@@ -1,13 +1,17 @@
 """Every setting has one home, the config schema: the dataclasses that carry settings into
-the programs have exactly the schema's keys, less what their program does not take
-(`xlsent.config.NOT_PROGRAM_SETTINGS`), and the schema's defaults; config.yaml holds only
-what differs from those defaults; a command's `--settings` names a key it does not know."""
+the programs have exactly the schema's keys, less what their program does not take (the
+schema's `x-program: false`: `xlsent.config.NOT_PROGRAM_SETTINGS`), and the schema's
+defaults, which they write nowhere (`xlsent.defaults.schema_defaults`); config.yaml holds
+only what differs from those defaults; a command's `--settings` names a key it does not
+know."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import logging
+import re
 
 import pytest
 import yaml
@@ -133,6 +137,16 @@ def test_settings_dataclasses_have_the_schemas_keys_and_defaults(block):
     assert set(fields) - set(extra) == set(schema), f"{cls.__name__} and `{block}` differ"
     differ = {key: (fields[key], schema[key]) for key in schema if fields[key] != schema[key]}
     assert not differ, f"{cls.__name__} defaults that are not the schema's: {differ}"
+
+
+@pytest.mark.parametrize("block", list(CASES))
+def test_a_settings_dataclass_writes_no_default_of_the_schemas(block):
+    """A default is written once, in the schema: the dataclass's field has none of its own
+    (`schema_defaults` gives it the schema's)."""
+    cls, schema, _ = CASES[block]
+    source = inspect.getsource(cls)
+    written = [key for key in schema if re.search(rf"^    {key}: [^=\n]+ = ", source, re.M)]
+    assert not written, f"{cls.__name__} writes defaults of `{block}`: {written}"
 
 
 def test_the_job_resources_are_schema_keys():

@@ -49,8 +49,10 @@ def test_eflomal_shards_of_the_demo(demo_run, tmp_path):
     targets = _manifests("eflomal", LANGS)
     for lang in LANGS:
         manifest = _check_language(workdir, "eflomal", lang, 500)
-        # The demo's shards are small: each borrows its language's other pairs to estimate on.
+        # The demo's shards are small: each borrows its language's other pairs to estimate on,
+        # and none beyond the cap (every clean pair is train or dev: no cap is in effect).
         assert all(s["estimation_pairs"] > 0 for s in manifest["shards"])
+        assert all(s["estimation_pairs_beyond_cap"] == 0 for s in manifest["shards"])
     # Words spelled the same on both sides (names, loanwords: "Euro", "Internet") are
     # translations of each other; German has about 200 such words in the demo, of which
     # eflomal links over 90% (a wrong alignment model would link few).
@@ -228,3 +230,33 @@ def test_simalign_shards_and_gpus_that_realign_nothing(tmp_path):
     config["align"]["simalign"]["layer"] = 2
     changed = write_config(tmp_path / "changed.yaml", config)
     assert planned_jobs(workdir, changed, *targets) == {"align_shard": 1, "align_manifest": 1}
+
+
+def test_eflomal_reads_the_pairs_beyond_the_cap_only_where_there_are(tmp_path):
+    """A language capped below its clean pairs (corpus.max_pairs 300 of the demo's 1,502 de)
+    has its eflomal shard read its clean pairs and other splits, to estimate on the pairs
+    the sample left out (xlsent.align.estimation); at the demo's settings every clean pair
+    is train or dev, and the shard's inputs and command are those from before such pairs
+    were read, so that a finished demo realigns nothing. The corpus stage of one language,
+    then dry runs."""
+    config = demo_config()
+    uncapped = write_config(tmp_path / "demo.yaml", config)
+    config["corpus"] |= {"max_pairs": 300, "min_train_pairs": 100}
+    capped = write_config(tmp_path / "capped.yaml", config)
+    workdir = tmp_path / "work"
+    flags = (
+        "--lang de --clean results/corpus/de/clean.parquet --dev results/corpus/de/dev.parquet"
+        " --mining results/corpus/de/mining.parquet"
+    )
+    for configfile, reads_beyond in ((uncapped, False), (capped, True)):
+        args = ("--cores", "1", "--configfile", str(configfile))
+        snakemake(workdir, "results/corpus/de/sample_stats.json", *args)
+        out = snakemake(
+            workdir, *_manifests("eflomal", ["de"]), "-n", "-p", "--configfile", str(configfile)
+        )
+        commands = [
+            line for line in (out.stdout + out.stderr).splitlines() if "xlsent align-shard" in line
+        ]
+        stats = json.loads((workdir / "results/corpus/de/sample_stats.json").read_text())
+        assert len(commands) == math.ceil(stats["train"] / 500)  # the demo's shard_size
+        assert all((flags in command) == reads_beyond for command in commands), commands

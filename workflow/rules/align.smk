@@ -94,9 +94,8 @@ rule align_shard:
         model=lambda w, input: (
             f"--model {input.model}" if "model" in input.keys() else ""
         ),
-        binary=lambda w, input: (
-            f"--binary {input.binary}" if "binary" in input.keys() else ""
-        ),
+        # eflomal's flags: its build, and where a small shard borrows pairs beyond the cap.
+        binary=eflomal_args,
     shell:
         "xlsent align-shard --method {wildcards.aligner} --settings {params.settings:q}"
         " --corpus {input.corpus} --words {input.words} --index {wildcards.shard}"

@@ -23,7 +23,7 @@ def bisent2vec_sources():
 
 def bisent2vec_train_inputs(wildcards):
     inputs = {"words": layout.WORDS.format(lang=wildcards.lang, split="train")}
-    if run_method(wildcards.run) == "bisent2vec":
+    if method_of(wildcards.run).binary:
         inputs["binary"] = layout.BISENT2VEC_BINARY
     if mapped_seed_dictionary(wildcards.run, wildcards.lang):
         inputs["seed_dictionary"] = layout.BLI_SEED.format(lang=wildcards.lang)
@@ -32,7 +32,7 @@ def bisent2vec_train_inputs(wildcards):
 
 def mapped_seed_dictionary(run, lang):
     """Whether a mapped run fits on the language's BLI seed dictionary (else: induced)."""
-    if run_method(run) != "mapped":
+    if "mapped" not in method_of(run).blocks:
         return False
     if mapped_settings(config, run)["seed_dictionary"] != "auto":
         return False
@@ -43,7 +43,7 @@ def mapped_args(wildcards):
     """The mapping's settings flag of a mapped run's training job (nothing for the others).
     A function of the wildcards alone, so that Snakemake records it: a changed setting
     retrains (params that read `input` are not recorded)."""
-    if run_method(wildcards.run) != "mapped":
+    if "mapped" not in method_of(wildcards.run).blocks:
         return ""
     return shlex.join(
         ["--mapped-settings", as_json(mapped_settings(config, wildcards.run))]

@@ -20,6 +20,7 @@ from xlsent.methods import (
     ALIGN_METHODS,
     DUALPIVOT_METHODS,
     ENCODER_METHODS,
+    METHODS,
     WORD_VECTOR_METHODS,
 )
 from xlsent.models import local_model
@@ -82,6 +83,12 @@ def model_spec(model):
 
 def run_method(run):
     return config["runs"][run]["method"]
+
+
+def method_of(run):
+    """The row of a run's method (`xlsent.methods.METHODS`): what its training reads and
+    takes."""
+    return METHODS[run_method(run)]
 
 
 def local_files(path):

@@ -14,8 +14,9 @@ from xlsent.train.memory import job_mem_mb
 
 
 def train_pattern(run):
-    """What a run trains on per language: subwords, or word spans + links (wacse)."""
-    if config["runs"][run]["method"] == "wacse":
+    """What a run trains on per language: subwords, or word spans + links (a method that
+    reads the aligner's links: wacse)."""
+    if method_of(run).needs_links:
         return layout.fill(layout.WORD_SPANS, aligner=run_aligner(config, run))
     return layout.fill(layout.SUBWORDS, split="train")
 

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Union
 import pyarrow as pa
 
 from xlsent.align.blocks import BLOCK_CHUNKS, Blocks, fingerprint
+from xlsent.align.estimation import BeyondCap, estimation_pairs
 from xlsent.align.links import SentencePair
-from xlsent.align.shards import read_pairs, shard_count, shard_rows, write_shard
+from xlsent.align.shards import read_pairs, shard_rows, write_shard
 from xlsent.align.statistical import EflomalAligner, EflomalConfig
 from xlsent.arguments import settings_object
 from xlsent.failures.kill_points import kill_point
@@ -23,20 +24,6 @@ if TYPE_CHECKING:  # the neural aligners' modules import torch: only when they r
     from xlsent.align.wspalign import WSPAlignConfig
 
 log = logging.getLogger(__name__)
-
-
-def _estimation_pairs(
-    corpus: Path, words: Path, index: int, shard_size: int, total: int, wanted: int
-) -> list[SentencePair]:
-    """Up to `wanted` pairs of the language outside shard `index` (its neighbours first)."""
-    extra: list[SentencePair] = []
-    n_shards = shard_count(total, shard_size)
-    others = sorted((i for i in range(n_shards) if i != index), key=lambda i: abs(i - index))
-    for other in others:
-        if len(extra) >= wanted:
-            break
-        extra += read_pairs(corpus, words, other, shard_size)[1][: wanted - len(extra)]
-    return extra
 
 
 def shard_seed(seed: int, index: int) -> int:
@@ -75,20 +62,33 @@ def run(
     out: Path,
     model_dir: Path | None = None,
     binary: Path | None = None,
+    beyond: BeyondCap | None = None,
 ) -> dict:
     """Align shard `index` of a language with `total` training pairs; write it; return stats.
 
     `model_dir` is WSPAlign's checkpoint or SimAlign's encoder, `binary` eflomal's build
-    (None: the checkout's, compiled on first use)."""
+    (None: the checkout's, compiled on first use); `beyond` the language's cleaned pairs and
+    sample splits, where a small shard's eflomal borrows pairs beyond the cap to estimate
+    on once its other shards are too few (`xlsent.align.estimation`; None: other shards
+    only). The stats count the borrowed pairs (`estimation_pairs`) and those of them from
+    beyond the cap (`estimation_pairs_beyond_cap`)."""
     cfg = aligner_config(method, settings)
     ids, pairs = read_pairs(corpus, words, index, shard_size)
     extra: list[SentencePair] = []
+    beyond_cap = 0
     if isinstance(cfg, EflomalConfig):
         if len(pairs) < cfg.min_estimation_pairs:
-            extra = _estimation_pairs(
-                corpus, words, index, shard_size, total, cfg.min_estimation_pairs - len(pairs)
+            wanted = cfg.min_estimation_pairs - len(pairs)
+            extra, beyond_cap = estimation_pairs(
+                corpus, words, index, shard_size, total, wanted, beyond, cfg.seed
             )
-        log.info("shard %d: %d pairs (+%d for estimation)", index, len(pairs), len(extra))
+        log.info(
+            "shard %d: %d pairs (+%d for estimation, %d of them beyond the cap)",
+            index,
+            len(pairs),
+            len(extra),
+            beyond_cap,
+        )
         aligner = EflomalAligner(
             symmetrize=cfg.symmetrize,
             max_words=cfg.max_words,
@@ -103,7 +103,12 @@ def run(
         blocks = Blocks(out, stamp)
         stats = write_shard(out, _in_blocks(method, cfg, ids, pairs, index, model_dir, blocks))
         blocks.remove()
-    return {"shard": index, "estimation_pairs": len(extra), **stats}
+    return {
+        "shard": index,
+        "estimation_pairs": len(extra),
+        "estimation_pairs_beyond_cap": beyond_cap,
+        **stats,
+    }
 
 
 def _in_blocks(

@@ -44,6 +44,7 @@ from torch import nn
 from tqdm import tqdm
 
 from xlsent.align.links import PairAlignment, ScoredLinks, SentencePair
+from xlsent.defaults import schema_defaults
 from xlsent.failures.errors import XlsentError
 from xlsent.tokenize import word_offsets
 
@@ -63,15 +64,16 @@ class SimAlignError(XlsentError):
 
 
 @dataclass(frozen=True)
+@schema_defaults("align.simalign")
 class SimAlignConfig:
     """The program's settings: the `align.simalign` block less `model` (the rule passes its
     directory) and `gpus` (the job's resource). Defaults are the schema's."""
 
-    layer: int = 8
-    method: str = "argmax"
-    batch_size: int = 64
-    max_subwords: int = 256
-    device: str = "auto"
+    layer: int
+    method: str
+    batch_size: int
+    max_subwords: int
+    device: str
 
     @property
     def chunk_pairs(self) -> int:

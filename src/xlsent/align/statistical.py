@@ -37,6 +37,7 @@ from pathlib import Path
 from xlsent.align.eflomal_build import EflomalError, default_binary
 from xlsent.align.links import Link, PairAlignment, ScoredLinks, SentencePair, parse_pharaoh
 from xlsent.align.symmetrize import METHODS, symmetrize
+from xlsent.defaults import schema_defaults
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ MAX_WORDS = 1023  # eflomal's input format holds sentences of fewer than 0x400 w
 
 
 @dataclass(frozen=True)
+@schema_defaults("align.eflomal")
 class EflomalConfig:
     """An alignment job's settings: the `align.eflomal` block (defaults are the schema's).
 
@@ -51,10 +53,10 @@ class EflomalConfig:
     (`xlsent.align.job.shard_seed`). `min_estimation_pairs` is the job's: a smaller shard
     borrows its language's other pairs to estimate on."""
 
-    symmetrize: str = "grow_diag_final_and"
-    max_words: int = 128
-    seed: int = 0
-    min_estimation_pairs: int = 20000
+    symmetrize: str
+    max_words: int
+    seed: int
+    min_estimation_pairs: int
 
 
 def model_word(word: str) -> str:

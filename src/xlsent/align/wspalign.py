@@ -52,6 +52,7 @@ import torch
 from torch import nn
 
 from xlsent.align.links import COMBINATIONS, PairAlignment, ScoredLinks, SentencePair, combine
+from xlsent.defaults import schema_defaults
 from xlsent.tf32 import tf32_matmuls
 from xlsent.tokenize import word_offsets
 
@@ -69,19 +70,20 @@ _NO_WORD = np.iinfo(np.int32).max
 
 
 @dataclass(frozen=True)
+@schema_defaults("align.wspalign")
 class WSPAlignConfig:
     """The aligner's settings: the `align.wspalign` block less `model` (the rule passes its
     directory) and `gpus` (the job's resource). Defaults are the schema's."""
 
-    threshold: float = 0.9
-    combine: str = "sum"
-    batch_size: int = 256  # questions per forward pass
-    max_question_tokens: int = 128
-    max_context_tokens: int = 128
-    max_answer_tokens: int = 15
-    max_words: int = 64
-    device: str = "auto"  # auto: cuda if available
-    precision: str = "bf16"  # bf16 autocast on CUDA, else fp32; tf32: TF32 matmuls on CUDA
+    threshold: float
+    combine: str
+    batch_size: int  # questions per forward pass
+    max_question_tokens: int
+    max_context_tokens: int
+    max_answer_tokens: int
+    max_words: int
+    device: str  # auto: cuda if available
+    precision: str  # bf16 autocast on CUDA, else fp32; tf32: TF32 matmuls on CUDA
 
     @property
     def chunk_pairs(self) -> int:

@@ -53,6 +53,7 @@ from xlsent.bisent2vec.trainer import (
     checked_settings,
     vectors_file,
 )
+from xlsent.defaults import schema_defaults
 from xlsent.io import atomic_path, write_json
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ CRITERION_WORDS = 10_000  # MUSE's validation criterion: the most frequent sourc
 
 
 @dataclasses.dataclass(frozen=True)
+@schema_defaults("mapped")
 class MappedSettings:
     """The mapping's settings (the config's `mapped` block; defaults are MUSE's).
 
@@ -74,13 +76,13 @@ class MappedSettings:
     occur in the pairs to enter the induced lexicon.
     """
 
-    model: str = "skipgram"
-    window: int = 5
-    refinement: int = 5
-    max_rank: int = 15_000
-    csls_k: int = 10
-    seed_dictionary: str = "auto"
-    induced_min_count: int = 2
+    model: str
+    window: int
+    refinement: int
+    max_rank: int
+    csls_k: int
+    seed_dictionary: str
+    induced_min_count: int
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> MappedSettings:

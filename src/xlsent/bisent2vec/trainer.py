@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from xlsent.arguments import settings_object
 from xlsent.bisent2vec import Bisent2vecError
+from xlsent.defaults import schema_defaults
 from xlsent.failures.kill_points import kill_point
 from xlsent.io import atomic_path, read_json, write_json
 
@@ -43,6 +44,7 @@ def vectors_file(lang: str) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+@schema_defaults("bisent2vec")
 class Bisent2vecSettings:
     """The trainer's settings: all but `lowercase` (the pairs writer's) are the binary's
     required flags (`flags`; it has no defaults of its own).
@@ -58,19 +60,19 @@ class Bisent2vecSettings:
     applied to tokens before training and lookup.
     """
 
-    dim: int = 100
-    lr: float = 0.05
-    neg: int = 10
-    min_count: int = 5
-    max_vocab_size: int = 0
-    word_ngrams: int = 1
-    bucket: int = 2_000_000
-    dropout_k: int = 2
-    epoch: int = 5
-    t: float = 1e-4
+    dim: int
+    lr: float
+    neg: int
+    min_count: int
+    max_vocab_size: int
+    word_ngrams: int
+    bucket: int
+    dropout_k: int
+    epoch: int
+    t: float
     seed: int = 0
-    lr_update_rate: int = 100
-    lowercase: bool = True
+    lr_update_rate: int
+    lowercase: bool
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Bisent2vecSettings:

@@ -7,9 +7,12 @@ import argparse
 import json
 from pathlib import Path
 
-from xlsent.commands import Subparsers, log
+from xlsent.commands import Subparsers, log, require
 from xlsent.io import write_json
 from xlsent.methods import ALIGN_METHODS
+
+# align-shard's flags of the pairs beyond the cap: all or none.
+BEYOND_CAP = ("lang", "clean", "dev", "mining")
 
 
 def register(sub: Subparsers) -> None:
@@ -58,6 +61,13 @@ def _add_align_shard(sub: Subparsers) -> None:
     p.add_argument("--total", type=int, required=True, help="training pairs of the language")
     p.add_argument("--model", help="the model directory: WSPAlign's checkpoint, SimAlign's encoder")
     p.add_argument("--binary", help="the eflomal binary (eflomal-build)")
+    beyond = p.add_argument_group(
+        "eflomal: a small shard estimates on pairs beyond the cap (xlsent.align.estimation)"
+    )
+    beyond.add_argument("--lang", help="the language (its word tokenizer)")
+    beyond.add_argument("--clean", help="the language's clean.parquet")
+    beyond.add_argument("--dev", help="its dev split, whose pairs are never borrowed")
+    beyond.add_argument("--mining", help="its mining split, whose pairs are never borrowed")
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads")
     p.add_argument("--out", required=True)
     p.add_argument("--stats", required=True)
@@ -68,12 +78,17 @@ def align_shard(args: argparse.Namespace) -> None:
     """eflomal runs its own three samplers; a neural aligner on the CPU is limited to the
     job's `--threads`."""
     from xlsent.align import job
+    from xlsent.align.estimation import BeyondCap
 
     if args.method != "eflomal":
         import torch
 
         torch.set_num_threads(args.threads)
-
+    beyond = None
+    if any(getattr(args, dest) is not None for dest in BEYOND_CAP):
+        require(args, "to borrow pairs beyond the cap", *BEYOND_CAP)
+        splits = (Path(args.corpus), Path(args.dev), Path(args.mining))
+        beyond = BeyondCap(args.lang, Path(args.clean), splits)
     stats = job.run(
         args.method,
         json.loads(args.settings),
@@ -85,6 +100,7 @@ def align_shard(args: argparse.Namespace) -> None:
         Path(args.out),
         Path(args.model) if args.model else None,
         Path(args.binary) if args.binary else None,
+        beyond,
     )
     write_json(args.stats, stats)
     log.info("%s", json.dumps(stats))

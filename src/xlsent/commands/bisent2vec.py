@@ -10,6 +10,7 @@ from xlsent.commands import Subparsers, lang_paths, log, require
 from xlsent.commands.encode import add_tatoeba_text_argument
 from xlsent.commands.evaluate import add_held_out_arguments, log_tatoeba_means, retrieval_pairs
 from xlsent.io import write_json
+from xlsent.methods import METHODS, WORD_VECTOR_METHODS
 
 
 def register(sub: Subparsers) -> None:
@@ -44,7 +45,7 @@ def _add_bisent2vec_train(sub: Subparsers) -> None:
     p = sub.add_parser("bisent2vec-train", help="train one en-xx Bi-Sent2vec (or CBOW) model")
     p.add_argument("--lang", required=True)
     p.add_argument("--words", nargs="+", required=True, help="the language's words Parquet files")
-    p.add_argument("--method", choices=["bisent2vec", "fasttext-cbow", "mapped"], required=True)
+    p.add_argument("--method", choices=WORD_VECTOR_METHODS, required=True)
     p.add_argument("--binary", help="the bisent2vec binary (bisent2vec-build)")
     p.add_argument(
         "--settings", required=True, help="JSON of Bi-Sent2vec settings (dim, lr, word_ngrams, ...)"
@@ -66,15 +67,14 @@ def bisent2vec_train(args: argparse.Namespace) -> None:
     from xlsent.bisent2vec import baseline, data, mapped, trainer
 
     settings = trainer.Bisent2vecSettings.from_dict(json.loads(args.settings))
-    if args.method == "bisent2vec":
-        require(args, "with --method bisent2vec (bisent2vec-build)", "binary")
+    method = METHODS[args.method]
+    if method.binary:
+        require(args, f"with --method {method.name} (bisent2vec-build)", "binary")
     out = Path(args.out)
     pairs = out.with_name(f".{out.name}.pairs.txt")  # the trainer's input, beside the model
     try:
         counts = data.write_pairs(args.words, pairs, lowercase=settings.lowercase)
-        if args.method == "fasttext-cbow":
-            stats = baseline.train_cbow(pairs, out, args.lang, settings, threads=args.threads)
-        elif args.method == "mapped":
+        if "mapped" in method.blocks:
             stats = mapped.train_mapped(
                 pairs,
                 out,
@@ -84,6 +84,8 @@ def bisent2vec_train(args: argparse.Namespace) -> None:
                 seed_dictionary=args.seed_pairs,
                 threads=args.threads,
             )
+        elif not method.binary:
+            stats = baseline.train_cbow(pairs, out, args.lang, settings, threads=args.threads)
         else:
             stats = trainer.train(
                 args.binary,

@@ -390,9 +390,15 @@ def _add_tables_cost(sub: Subparsers) -> None:
         "followed, and the speed each training logged",
     )
     p.add_argument(
-        "--vectors", help="the encode jobs' vectors (results/vectors): what each encoded on"
+        "--vectors",
+        required=True,
+        help="the encode jobs' vectors (results/vectors): what each encoded on",
     )
-    p.add_argument("--models", help="the exported models (results/models): what each trained on")
+    p.add_argument(
+        "--models",
+        required=True,
+        help="the exported models (results/models): what each trained on",
+    )
     p.add_argument(
         "--gpus",
         nargs="*",

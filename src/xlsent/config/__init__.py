@@ -18,71 +18,36 @@ results, the sentence sources of the encoder evaluations, BLI dictionaries, figu
 """
 
 import importlib
+from types import ModuleType
 
-from xlsent.failures.errors import ConfigError, not_found
+# Re-exported (`as`: a name of the package, whose `__all__` is computed when asked).
+from xlsent.failures.errors import ConfigError as ConfigError
+from xlsent.failures.errors import not_found as not_found
 
-# The module of each name below. A name is imported when first used (PEP 562), so that a job
-# that looks up one setting (`xlsent.config.runs`) does not import jsonschema and the rest of
-# validation: every job of the workflow starts the `xlsent` command, and on the demo's 2 cores
-# its imports are a good part of a short job.
-_HOMES = {
-    "check_launch": "checks",
-    "load": "checks",
-    "validate": "checks",
-    "BliDictionary": "outputs",
-    "FIGURE_DEFAULTS": "outputs",
-    "Figure": "outputs",
-    "VECTOR_TASKS": "outputs",
-    "bli_dictionaries": "outputs",
-    "bli_results": "outputs",
-    "bucc_results": "outputs",
-    "compare_results": "outputs",
-    "final_outputs": "outputs",
-    "mteb_results": "outputs",
-    "mteb_runs": "outputs",
-    "retrieval_results": "outputs",
-    "table_outputs": "outputs",
-    "figures": "outputs",
-    "vector_source": "outputs",
-    "vector_sources": "outputs",
-    "check_paths": "paths",
-    "BLI_DIRECTIONS": "runs",
-    "NOT_PROGRAM_SETTINGS": "runs",
-    "RunSeed": "runs",
-    "aligner_settings": "runs",
-    "aligners": "runs",
-    "bisent2vec_settings": "runs",
-    "bisent2vec_trainer_settings": "runs",
-    "clean_settings": "runs",
-    "dualpivot_settings": "runs",
-    "encoding_settings": "runs",
-    "gpus_per_job": "runs",
-    "group_arguments": "runs",
-    "init_source": "runs",
-    "mapped_settings": "runs",
-    "max_positions": "runs",
-    "processes_per_node": "runs",
-    "program_settings": "runs",
-    "retrieval_groups": "runs",
-    "retrieval_languages": "runs",
-    "run_aligner": "runs",
-    "run_max_length": "runs",
-    "run_seeds": "runs",
-    "runs_of": "runs",
-    "tatoeba_languages": "runs",
-    "train_request": "runs",
-    "train_settings": "runs",
-    "training_processes": "runs",
-    "transfer_pivots": "runs",
-    "config_warnings": "warnings",
-}
+# The modules whose names (each module's `__all__`) the package gives, the cheapest to import
+# first. A name is imported when first used (PEP 562), so that a job that looks up one setting
+# (`xlsent.config.runs`) does not import jsonschema and the rest of validation: every job of
+# the workflow starts the `xlsent` command, and on the demo's 2 cores its imports are a good
+# part of a short job. A module's new name goes in its own `__all__`, and nowhere else.
+_MODULES = ("runs", "outputs", "warnings", "paths", "checks")
 
-__all__ = ["ConfigError", "not_found", *sorted(_HOMES)]
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__name__}.{name}")
 
 
 def __getattr__(name: str) -> object:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+    if name == "__all__":
+        given = [each for home in _MODULES for each in _module(home).__all__]
+        return ["ConfigError", "not_found", *sorted(given)]
+    for home in _MODULES:
+        module = _module(home)
+        if name in module.__all__:
+            value = getattr(module, name)
+            globals()[name] = value
+            return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__getattr__("__all__")})

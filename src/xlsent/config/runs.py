@@ -6,41 +6,54 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from xlsent import languages
-from xlsent.methods import DUALPIVOT_METHODS, ENCODER_METHODS, WORD_VECTOR_METHODS
-from xlsent.train.settings import LEFT_OUT_AT_DEFAULT as TRAIN_LEFT_OUT_AT_DEFAULT
+from xlsent import defaults, languages
+from xlsent.methods import DUALPIVOT_METHODS, ENCODER_METHODS, LINKED_METHODS, METHODS
 
-# The keys of a settings block that the program its job runs does not take: the job's
-# resources, which the scheduler gives it (threads; gpus and nodes, whose processes the
-# train command starts), and settings of other jobs (bisent2vec.tfidf is the Tatoeba
-# evaluation's; the corpus block's sources and cleaning are the download and clean jobs',
-# the rest the sample job's).
-# A block whose program takes every key is not listed. The one list the rules, the commands
-# and the tests use.
-NOT_PROGRAM_SETTINGS = {
-    "train": ("threads", "gpus", "nodes"),
-    "dualpivot": ("threads", "gpus"),
-    # The aligner's model is the rule's input (a directory), its GPUs the job's resource:
-    # neither changes a link, so neither reruns a shard.
-    "align.wspalign": ("model", "gpus"),
-    "align.simalign": ("model", "gpus"),
-    # The hard-negative encoding jobs' GPUs and threads: resources, not how they encode.
-    "hard_negatives.encode": ("gpus", "threads"),
-    "bisent2vec": ("threads", "tfidf"),
-    "corpus": ("source", "opus", "local", "demo", "clean"),
-    # The encode jobs' GPUs: a resource of the job, not how it encodes.
-    "evaluate": ("gpus",),
-    # The rules pass these as inputs and --from: what is read, not how.
-    "evaluate.bucc.heldout": ("from",),
-    "evaluate.bli": ("dictionaries",),
-}
-# Keys whose default is the behaviour from before they existed and the program's own default:
-# a job's settings leave them out at that default, so that a version adding one plans no
-# finished job again (a rule's params decide its reruns).
-LEFT_OUT_AT_DEFAULT = {
-    "train": TRAIN_LEFT_OUT_AT_DEFAULT,
-    "evaluate": {"precision": "fp32"},
-}
+# What `xlsent.config` re-exports of this module (its `__getattr__`).
+__all__ = [
+    "BLI_DIRECTIONS",
+    "NOT_PROGRAM_SETTINGS",
+    "RunSeed",
+    "aligner_settings",
+    "aligners",
+    "bisent2vec_settings",
+    "bisent2vec_trainer_settings",
+    "clean_settings",
+    "dualpivot_settings",
+    "encoding_settings",
+    "gpus_per_job",
+    "group_arguments",
+    "init_source",
+    "mapped_settings",
+    "max_positions",
+    "processes_per_node",
+    "program_settings",
+    "retrieval_groups",
+    "retrieval_languages",
+    "run_aligner",
+    "run_max_length",
+    "run_seeds",
+    "runs_of",
+    "tatoeba_languages",
+    "train_request",
+    "train_settings",
+    "training_processes",
+    "transfer_pivots",
+]
+
+# The keys of a settings block that the program its job runs does not take, by block (the
+# schema's `x-program: false`): the job's resources, which the scheduler gives it (threads;
+# gpus and nodes, whose processes the train command starts), inputs the rule passes as files
+# (an aligner's model, the BLI dictionaries), and settings of other jobs (bisent2vec.tfidf is
+# the Tatoeba evaluation's; the corpus block's sources and cleaning are the download and
+# clean jobs', the rest the sample job's). A block whose program takes every key is not
+# listed. The one table the rules, the commands and the tests use.
+NOT_PROGRAM_SETTINGS = defaults.not_program_settings()
+# Keys whose default is the behaviour from before they existed and the program's own default
+# (the schema's `x-left-out-at-default: true`), with that default, by block: a job's settings
+# leave them out at that default, so that a version adding one plans no finished job again (a
+# rule's params decide its reruns).
+LEFT_OUT_AT_DEFAULT = defaults.left_out_at_default()
 BLI_DIRECTIONS = ("en2xx", "xx2en")
 
 
@@ -250,7 +263,7 @@ def runs_of(config: dict, methods: Sequence[str]) -> list[str]:
 def bisent2vec_settings(config: dict, run: str) -> dict:
     """A word-vector run's settings: the global `bisent2vec` block and the run's overrides."""
     spec = config["runs"][run]
-    if spec["method"] not in WORD_VECTOR_METHODS:
+    if "bisent2vec" not in METHODS[spec["method"]].blocks:
         raise ValueError(f"run {run!r} ({spec['method']}) is not a Bi-Sent2vec or fastText run")
     return {**config["bisent2vec"], **spec["bisent2vec"]}
 
@@ -258,7 +271,7 @@ def bisent2vec_settings(config: dict, run: str) -> dict:
 def mapped_settings(config: dict, run: str) -> dict:
     """A mapped run's mapping settings: the global `mapped` block and the run's overrides."""
     spec = config["runs"][run]
-    if spec["method"] != "mapped":
+    if "mapped" not in METHODS[spec["method"]].blocks:
         raise ValueError(f"run {run!r} ({spec['method']}) is not a mapped run")
     return {**config["mapped"], **spec["mapped"]}
 
@@ -277,14 +290,15 @@ def program_settings(block: str, settings: dict) -> dict:
 
 
 def run_aligner(config: dict, run: str) -> str:
-    """The aligner whose links a wacse run reads: its own `aligner`, else `align.method`."""
+    """The aligner whose links a run of a method that reads them (wacse) reads: its own
+    `aligner`, else `align.method`."""
     return config["runs"][run]["aligner"] or config["align"]["method"]
 
 
 def aligners(config: dict) -> list[str]:
-    """Every aligner the config runs: `align.method`, then those the wacse runs name."""
-    wacse = [run for run, spec in config["runs"].items() if spec["method"] == "wacse"]
-    named = [run_aligner(config, run) for run in wacse]
+    """Every aligner the config runs: `align.method`, then those the runs that read links
+    (wacse) name."""
+    named = [run_aligner(config, run) for run in runs_of(config, LINKED_METHODS)]
     return list(dict.fromkeys([config["align"]["method"], *named]))
 
 

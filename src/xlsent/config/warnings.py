@@ -14,6 +14,11 @@ from xlsent.config.runs import (
 )
 from xlsent.methods import ENCODER_METHODS
 
+# What `xlsent.config` re-exports of this module (its `__getattr__`).
+__all__ = [
+    "config_warnings",
+]
+
 
 def config_warnings(config: dict) -> list[str]:
     """Settings of a validated `config` that run, but probably not as meant: one line each.

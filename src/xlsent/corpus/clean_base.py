@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from xlsent.corpus import dap_filters, pair_filters
 from xlsent.corpus.bitext import CorpusError
+from xlsent.defaults import schema_defaults
 from xlsent.io import OutputError, describe_os_error
 
 log = logging.getLogger(__name__)
@@ -42,20 +43,21 @@ EXAMPLES = 5  # locations kept per filter in the stats, for a human to look at
 
 
 @dataclass(frozen=True)
+@schema_defaults("corpus.clean", per_source_cap="corpus.per_source_cap", seed="corpus.seed")
 class CleanConfig:
     """The config's `corpus.clean` (the schema's keys and defaults), with `tokenizer` the
     fetched model's directory rather than its name; `batch_size` is no setting. `xlsent
     clean` builds it from `--settings` (`xlsent.config.clean_settings`) and
     `--tokenizer-dir`."""
 
-    min_tokens: int = 4
-    max_length_ratio: float = 3.0  # style words
-    style: str = "words"
-    tokenizer: str | Path | None = None  # style dap: a directory holding its tokenizer.json
+    min_tokens: int
+    max_length_ratio: float  # style words
+    style: str
+    tokenizer: str | Path | None  # style dap: a directory holding its tokenizer.json
     # Style dap: `corpus.per_source_cap` and `corpus.seed`, the cap drawn before the token
     # filters (`xlsent.corpus.capped`); None: every pair is filtered, the cap is the sample's.
-    per_source_cap: int | None = None
-    seed: int = 0
+    per_source_cap: int | None
+    seed: int
     batch_size: int = 100_000
 
 

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from xlsent.corpus.bitext import CorpusError
 from xlsent.corpus.clean_base import CORPUS_SCHEMA, SENTENCES
+from xlsent.defaults import schema_defaults
 from xlsent.failures.kill_points import kill_point
 from xlsent.failures.unreadable import reading
 from xlsent.io import parquet_writer
@@ -43,20 +44,21 @@ _TRAIN, _DEV, _MINING = 1, 2, 3
 
 
 @dataclass(frozen=True)
+@schema_defaults("corpus")
 class SampleConfig:
     """The `corpus` block's sampling settings (`xlsent sample --settings`). The config schema
-    holds their defaults and validates them; tests/unit/test_settings.py keeps these defaults
-    equal to its."""
+    holds their defaults (`schema_defaults` gives them to the fields) and validates them;
+    `batch_size` is no setting."""
 
-    max_pairs: int = 1_000_000
-    dev_pairs: int = 10_000
-    dev_fraction: float = 0.1
-    seed: int = 0
-    min_train_pairs: int = 500
-    min_dev_pairs: int = 50
-    min_pairs_action: str = "error"  # or "warn"
-    per_source_cap: int | None = None
-    mining_pairs: int = 0
+    max_pairs: int
+    dev_pairs: int
+    dev_fraction: float
+    seed: int
+    min_train_pairs: int
+    min_dev_pairs: int
+    min_pairs_action: str  # or "warn"
+    per_source_cap: int | None
+    mining_pairs: int
     batch_size: int = 100_000
 
 

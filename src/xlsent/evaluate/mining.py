@@ -32,6 +32,8 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
+from xlsent.defaults import schema_defaults
+
 log = logging.getLogger(__name__)
 
 MARGINS = ("ratio", "distance", "absolute")
@@ -44,6 +46,7 @@ _IVF_TRAIN_PER_LIST = 64
 
 
 @dataclass(frozen=True)
+@schema_defaults("evaluate.bucc.mining")
 class MiningSettings:
     """The settings of `evaluate.bucc.mining` (workflow/schemas/config.schema.yaml).
 
@@ -52,17 +55,17 @@ class MiningSettings:
     (`xlsent.evaluate.bucc.mine_split`), which decides what a split's rows are.
     """
 
-    k: int = 4
-    margin: str = "ratio"
-    retrieval: str = "max"
-    knn: str = "flat"
-    ivf_nlist: int | None = None
-    ivf_nprobe: int = 32
-    hnsw_m: int = 32
-    hnsw_ef_search: int = 128
-    hnsw_ef_construction: int = 200
-    search_batch_size: int = 16384
-    repeated: str = "drop"
+    k: int
+    margin: str
+    retrieval: str
+    knn: str
+    ivf_nlist: int | None
+    ivf_nprobe: int
+    hnsw_m: int
+    hnsw_ef_search: int
+    hnsw_ef_construction: int
+    search_batch_size: int
+    repeated: str
 
     def __post_init__(self) -> None:
         for name, value, allowed in (

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from xlsent.align.blocks import Blocks, fingerprint
+from xlsent.defaults import schema_defaults
 from xlsent.failures.kill_points import kill_point
 from xlsent.failures.unreadable import reading
 from xlsent.io import atomic_path
@@ -41,13 +42,14 @@ COUNTS = b"xlsent.counts"
 
 
 @dataclass(frozen=True)
+@schema_defaults("hard_negatives.encode")
 class PoolEncoding:
     """How the starting model encodes the pairs (`hard_negatives.encode`, less its resources)."""
 
-    max_length: int = 32
-    batch_size: int = 64
-    device: str = "auto"
-    precision: str = "fp32"
+    max_length: int
+    batch_size: int
+    device: str
+    precision: str
 
 
 def vectors_schema(width: int) -> pa.Schema:

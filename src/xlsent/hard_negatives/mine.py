@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from xlsent.defaults import schema_defaults
 from xlsent.failures.unreadable import reading
 from xlsent.io import atomic_path, write_json
 
@@ -52,11 +53,12 @@ SEARCH_CELLS = 2**24
 
 
 @dataclass(frozen=True)
+@schema_defaults("hard_negatives.mine")
 class MiningSettings:
     """Which candidates become a pair's hard negatives (`hard_negatives.mine`)."""
 
-    mined: int = 8
-    relative_margin: float = 0.05
+    mined: int
+    relative_margin: float
 
 
 @dataclass(frozen=True)

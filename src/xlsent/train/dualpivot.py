@@ -49,60 +49,71 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from xlsent.defaults import schema_defaults
 from xlsent.failures.kill_points import kill_point
 from xlsent.losses.critic import critic_loss
 from xlsent.losses.cycle import cycle_loss
 from xlsent.losses.triplet import triplet_ranking_loss
+from xlsent.methods import DUALPIVOT_METHODS, METHODS, Method
 from xlsent.models.dualpivot import DualPivotHead, HeadConfig, hidden_states, pooled_states
 from xlsent.models.encoder import pad
 from xlsent.search import p_at_1
 
 log = logging.getLogger(__name__)
 
-METHODS = ("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer")
 Rows = Sequence[Sequence[int]]
 
 
 @dataclass(frozen=True)
+@schema_defaults("dualpivot")
 class DualPivotSettings:
     """A dual-pivot run's settings: the config's `dualpivot` block (defaults and meaning in
-    the config schema) with the run's overrides, its method and seed."""
+    the config schema, which `schema_defaults` gives the fields) with the run's overrides,
+    its method and seed."""
 
     method: str
     seed: int
-    pivot: str = "de"
-    pooling: str = "sum"
-    negatives: int = 1
-    margin: float = 0.0
-    hinge: bool = True
-    cycle_weight: float = 5.0
-    critic_steps: int = 2
-    unpaired: bool = True
-    lr: float = 0.001
-    batch_size: int = 32
-    epochs: int = 32
-    steps_per_epoch: int = 16384
-    patience: int | None = 1
-    steps: int | None = None
-    log_every: int = 100
-    max_pairs: int | None = None
-    dev_max_pairs: int = 2000
-    dropout: float = 0.1
-    layer_weights: bool = True
-    linear_map: bool = True
-    layer: int | None = None
-    max_length: int = 128
-    cache_mb: int = 4096
-    device: str = "auto"
+    pivot: str
+    pooling: str
+    negatives: int
+    margin: float
+    hinge: bool
+    cycle_weight: float
+    critic_steps: int
+    unpaired: bool
+    lr: float
+    batch_size: int
+    epochs: int
+    steps_per_epoch: int
+    patience: int | None
+    steps: int | None
+    log_every: int
+    max_pairs: int | None
+    dev_max_pairs: int
+    dropout: float
+    layer_weights: bool
+    linear_map: bool
+    layer: int | None
+    max_length: int
+    cache_mb: int
+    device: str
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"dual-pivot method is one of {', '.join(METHODS)}")
-        if self.method == "dualpivot-sup" and not (self.layer_weights or self.linear_map):
+        if self.method not in DUALPIVOT_METHODS:
+            raise ValueError(f"dual-pivot method is one of {', '.join(DUALPIVOT_METHODS)}")
+        # The dual-pivot head alone trains only its layer weights and linear map.
+        if self.method_row.heads(self) == ("dualpivot",) and not (
+            self.layer_weights or self.linear_map
+        ):
             raise ValueError(
-                "dualpivot-sup with neither layer_weights nor linear_map has nothing to train: "
+                f"{self.method} with neither layer_weights nor linear_map has nothing to train: "
                 "for a frozen layer's bag of embeddings use method dualpivot-layer"
             )
+
+    @property
+    def method_row(self) -> Method:
+        """The run's method (`xlsent.methods.METHODS`)."""
+        return METHODS[self.method]
 
 
 class Features:
@@ -246,7 +257,7 @@ def train(
     encoder.eval().requires_grad_(False)
     states, hidden = encoder.config.num_hidden_layers + 1, encoder.config.hidden_size
     dev_xx, dev_en = _subset(dev_pairs, settings.dev_max_pairs, settings.seed)
-    if settings.method == "dualpivot-layer":
+    if settings.method_row.chooses_a_layer:
         return single_layer(settings, encoder, special, (dev_xx, dev_en), states, hidden)
 
     train_xx, train_en = _subset(train_pairs, settings.max_pairs, settings.seed)
@@ -282,7 +293,8 @@ def train(
         head.train()
         return round(score, 2)
 
-    objective = (_Supervised if settings.method == "dualpivot-sup" else _Unsupervised)(
+    # The head's objective, by its method's first loss (`xlsent.methods.METHODS`).
+    objective = OBJECTIVES[settings.method_row.losses[0].objective](
         settings, head, (source, target), len(train_xx), rng, generator
     )
     history, schedule = _fit(settings, objective, dev, dev_p1, log_path)
@@ -438,6 +450,11 @@ class _Unsupervised(_Objective):
         loss.backward()
         self.generator_opt.step()
         return {"loss": loss.item(), "critic": disc.item(), "cycle": cycle.item()}
+
+
+# The objective of each dual-pivot method that trains a head, by its first loss: L_sup's triplet
+# ranking, or the critic of the adversarial game (with L_cycle).
+OBJECTIVES: dict[str, type[_Objective]] = {"triplet": _Supervised, "critic": _Unsupervised}
 
 
 def _fit(

@@ -160,7 +160,7 @@ class Trainer:
                 "when it is above 0"
             )
         words = None
-        if s.method == "wacse":
+        if s.method_row.needs_links:
             pool, words, link_stats = mapped_word_aligned(
                 paths, s.max_length, self.checkpoints.directory, self.world, negatives, s.max_pairs
             )
@@ -182,7 +182,7 @@ class Trainer:
                 f"train.hard_negatives is {s.hard_negatives}, but the hard-negative files hold "
                 f"{mined} a pair: raise hard_negatives.mine.mined, or lower it"
             )
-        if s.method == "mlm":
+        if s.method_row.monolingual:
             pool = monolingual(pool)
             probabilities = self._language_probabilities(pool).round(4).tolist()
             log.info(
@@ -273,7 +273,7 @@ class Trainer:
         epochs (in micro-batches of similar length with `length_window`: each global
         micro-batch is one `take`), or MLM's sentences language by language."""
         s, state = self.settings, state or {}
-        if s.method == "mlm":
+        if s.method_row.monolingual:
             if s.length_window:
                 raise ValueError(
                     "train.length_window sorts pairs into micro-batches; mlm draws sentences "
@@ -298,7 +298,7 @@ class Trainer:
         code) those of the English training side and </s>, which are every id a target can
         be; derived from the settings and the input files, so the checkpoint's fingerprint
         covers it. None: the whole vocabulary."""
-        if self.settings.method != "dap" or self.settings.rtl_vocabulary == "all":
+        if not self.settings.method_row.has("rtl") or self.settings.rtl_vocabulary == "all":
             return None
         ids = english_vocabulary(self.train_data.en.values, sep)
         log.info("RTL predicts over the %d token ids of the English training side", len(ids))

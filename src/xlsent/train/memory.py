@@ -2,7 +2,7 @@
 
 Slurm's `--mem` is per node; on a node the job holds:
 
-    mem_mb = attempt × ⌈(pool + BUILD_BYTES + processes × (PROCESS_BYTES + mlm × pool)) / MiB⌉
+    mem_mb = attempt × ⌈(pool + BUILD_BYTES + processes × (PROCESS_BYTES + mono × pool)) / MiB⌉
 
 - `pool`: the training pool, memory-mapped and shared by the node's processes
   (`xlsent.train.mapped_pool`), so counted once: the page cache that holds it is charged to
@@ -26,7 +26,8 @@ Slurm's `--mem` is per node; on a node the job holds:
   embeddings trained, peaked at 4.9 GB (docs/results.md, "Fine-tuning cost"); a GPU process
   holds the CUDA runtime (about 3 GB) and xlm-roberta-base's 1.1 GB of float32 weights on the
   host while they are loaded (not measured here: no GPU).
-- `mlm`: MLM turns the pool into monolingual sentences in each process's own memory
+- `mono`: 1 for a method that trains on monolingual sentences (`Method.monolingual`: MLM),
+  which turns the pool into monolingual sentences in each process's own memory
   (`xlsent.train.data.monolingual`: every sentence but the English duplicates), a copy of at
   most the pool per process.
 
@@ -42,6 +43,7 @@ from collections.abc import Iterable
 
 import pyarrow.parquet as pq
 
+from xlsent.methods import METHODS
 from xlsent.train.data import PAIR_INPUTS, WORD_FIELDS
 
 # Bytes one value of each input column takes in the pool (`xlsent.train.data`).
@@ -54,7 +56,8 @@ VALUE_BYTES = {
     "en_ends": 4,
     "links": 8,
 }
-# The columns of the pool of each method: WACSE reads the word-span files, the rest the subwords.
+# The columns of the pool of each method: those that read links (WACSE) the word-span files,
+# the rest the subwords.
 PAIR_COLUMNS = tuple(PAIR_INPUTS)
 WORD_COLUMNS = (*PAIR_INPUTS, *WORD_FIELDS)
 # Bytes per pair per column (its int64 row offset; each column's offsets start with a 0), and
@@ -67,7 +70,7 @@ PROCESS_BYTES = 8_000 * 2**20
 
 def columns_of(method: str) -> tuple[str, ...]:
     """The input columns the pool of a run of `method` keeps."""
-    return WORD_COLUMNS if method == "wacse" else PAIR_COLUMNS
+    return WORD_COLUMNS if METHODS[method].needs_links else PAIR_COLUMNS
 
 
 def pool_bytes(input_paths: Iterable[str | os.PathLike[str]], method: str) -> int:
@@ -92,7 +95,7 @@ def job_mem_mb(
 def node_bytes(input_paths: Iterable[str | os.PathLike[str]], method: str, processes: int) -> int:
     """The bytes a node of the job holds at most (the model above), at the first attempt."""
     pool = pool_bytes(input_paths, method)
-    per_process = PROCESS_BYTES + (pool if method == "mlm" else 0)
+    per_process = PROCESS_BYTES + (pool if METHODS[method].monolingual else 0)
     return pool + BUILD_BYTES + processes * per_process
 
 

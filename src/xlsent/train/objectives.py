@@ -3,14 +3,17 @@
 - `tr`: L = L_TR (the spine's dual encoder); with `tr_margin` LaBSE's additive margin, with
   `hard_negatives` each pair's mined English negatives among its candidates (a pass of their
   own over the micro-batch's negatives), as in every method with TR.
-- `wacse`: L = α·L_TR + β·L_AWP + γ·L_WTR (WACSE eq. 11; `wacse_weights` = (α, β, γ),
-  default (0.8, 0.1, 0.1)); a zero weight skips its objective (TR+AWP, TR+WTR ablations).
+- `wacse`: L = α·L_TR + β·L_AWP + γ·L_WTR (WACSE eq. 11; `wacse_weights` = (α, β, γ), by
+  default the paper's); a zero weight skips its objective (TR+AWP, TR+WTR ablations).
 - `dap`: L = L_TR + w·L_RTL (DAP eq. 7; `rtl_weight` 0.8, the weight the released code's
   0.1 has on 8 GPUs: `xlsent.losses.rtl`); RTL's softmax over the English token ids that the
   trainer passes (`rtl_vocabulary: english`, DAP's code) or over every id.
 - `mlm`: L = L_MLM on monolingual sentences (pretraining, `xlsent.losses.mlm`).
 - `tlm`: L = L_TLM on concatenated pairs; `tr-tlm`: L = L_TR + w·L_TLM (DAP Table 1's TR+TLM
   baseline; `tlm_weight`), the pairs laid out as XLM's or as DAP's code (`tlm_input`).
+
+Which losses a method has, what weighs each and which head each trains is the method's row
+(`xlsent.methods.METHODS`); this module computes them.
 
 A micro-batch of N pairs is encoded as 2N sentences in one pass (the N non-English sides,
 then their N English translations); TR uses their sentence vectors (the model's pooling,
@@ -42,15 +45,12 @@ from xlsent.losses.mlm import masked_lm_loss
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.losses.tr import Gather, negative_slots, translation_ranking_loss
 from xlsent.losses.wtr import word_translation_ranking_loss
-from xlsent.methods import ENCODER_METHODS
+from xlsent.methods import ENCODER_METHODS, METHODS
 from xlsent.models.mlm_head import mlm_head
 from xlsent.models.rtl_head import RTLHead, first_position
 from xlsent.models.sentence import SentenceSettings, pool
 from xlsent.train.collate import Batch, Collator, Tokens
 from xlsent.train.settings import TrainSettings
-
-# The language-modelling objective of each method that has one.
-LM_OBJECTIVE = {"mlm": "mlm", "tlm": "tlm", "tr-tlm": "tlm"}
 
 # A diagnostic of one pass: (numerator, denominator), which a step sums over its micro-batches
 # before dividing. A 2-vector when computed on the device (read with the step's losses, once),
@@ -87,17 +87,10 @@ class Objectives(nn.Module):
         self.gather = gather
         # The last `forward`'s diagnostics (`Diagnostic`), by the name the log gives them.
         self.diagnostics: dict[str, Diagnostic] = {}
-        alpha, beta, gamma = settings.wacse_weights
-        self.weights = {"tr": 1.0}
-        if settings.method == "wacse":
-            self.weights = {"tr": alpha, "awp": beta, "wtr": gamma}
-        elif settings.method == "dap":
-            self.weights = {"tr": 1.0, "rtl": settings.rtl_weight}
-        elif settings.method in ("mlm", "tlm"):
-            self.weights = {LM_OBJECTIVE[settings.method]: 1.0}
-        elif settings.method == "tr-tlm":
-            self.weights = {"tr": 1.0, "tlm": settings.tlm_weight}
-        self.lm = LM_OBJECTIVE.get(settings.method)
+        method = METHODS[settings.method]
+        # Each loss's weight, by its objective (the method's row: `Method.losses`).
+        self.weights = method.weights(settings)
+        self.lm = method.language_model
         if settings.hard_negatives and "tr" not in self.weights:
             raise ValueError(
                 f"train.hard_negatives: method {settings.method!r} has no TR to rank them"
@@ -116,7 +109,7 @@ class Objectives(nn.Module):
                 rtl_vocabulary,
                 max_length=settings.max_length,
             )
-            if settings.method == "dap"
+            if "rtl" in self.weights
             else None
         )
         self.collator = Collator(

@@ -5,57 +5,64 @@ trainer builds it (`ModelSpec`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from xlsent.defaults import left_out_at_default, schema_defaults
+from xlsent.methods import METHODS, Method, setting
 from xlsent.models.sentence import SentenceSettings
 
 
 @dataclass(frozen=True)
+@schema_defaults("train")
 class TrainSettings:
+    """The schema's `train` keys that the trainer takes, with the run's seed and method.
+    Their defaults are the schema's (`schema_defaults`), written nowhere here."""
+
     seed: int
-    method: str = "tr"
-    max_length: int = 32
-    lr: float = 5e-5
-    head_lr: float | None = None
-    weight_decay: float = 0.01
-    warmup_steps: int = 0
-    max_grad_norm: float = 1.0
-    batch_size: int = 1024
-    micro_batch_size: int = 256
-    max_steps: int = 100_000
-    freeze_word_embeddings: bool = False
-    freeze_encoder: bool = False
-    eval_every: int = 2000
-    checkpoint_every: int = 2000
-    log_every: int = 50
-    peak_tflops: float | None = None
-    tensorboard: bool = False
-    temperature: float = 0.05
-    direction: str = "fwd"
-    negatives: str = "batch"
-    tr_margin: float = 0.0
-    hard_negatives: int = 0
-    dev_max_pairs: int | None = None
-    max_pairs: int | None = None
-    device: str = "auto"
-    precision: str = "bf16"
-    compile: bool = False
-    pooler: str = "cls"
-    length_groups: int = 1
-    length_window: int = 0
-    language_embeddings: bool = False
-    wacse_weights: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    awp_samples: int = 1
-    wtr_temperature: float = 0.05
-    rtl_weight: float = 0.8
-    rtl_layers: int = 2
-    rtl_vocabulary: str = "english"
-    mlm_probability: float = 0.15
-    language_sampling: float = 0.3
-    tlm_weight: float = 1.0
-    tlm_input: str = "xlm"
+    method: str = "tr"  # the schema's default run's (`runs`); every job passes its own
+    max_length: int
+    lr: float
+    head_lr: float | None
+    weight_decay: float
+    warmup_steps: int
+    max_grad_norm: float
+    batch_size: int
+    micro_batch_size: int
+    max_steps: int
+    freeze_word_embeddings: bool
+    freeze_encoder: bool
+    eval_every: int
+    checkpoint_every: int
+    log_every: int
+    peak_tflops: float | None
+    tensorboard: bool
+    temperature: float
+    direction: str
+    negatives: str
+    tr_margin: float
+    hard_negatives: int
+    dev_max_pairs: int | None
+    max_pairs: int | None
+    device: str
+    precision: str
+    compile: bool
+    pooler: str
+    length_groups: int
+    length_window: int
+    language_embeddings: bool
+    wacse_weights: tuple[float, float, float]
+    awp_samples: int
+    wtr_temperature: float
+    rtl_weight: float
+    rtl_layers: int
+    rtl_vocabulary: str
+    mlm_probability: float
+    language_sampling: float
+    tlm_weight: float
+    tlm_input: str
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "wacse_weights", tuple(self.wacse_weights))  # JSON gives lists
@@ -66,42 +73,36 @@ class TrainSettings:
                 )
 
     @property
+    def method_row(self) -> Method:
+        """The run's method (`xlsent.methods.METHODS`)."""
+        return METHODS[self.method]
+
+    @property
     def pretraining(self) -> bool:
         """Whether the run only models language (it exports its last step, with its head)."""
-        return self.method in PRETRAINING
+        return self.method_row.pretraining
 
     @property
     def trains_a_head(self) -> bool:
         """Whether the method trains a head beside the encoder (`trains_a_head`)."""
-        return trains_a_head(self.method, self.wacse_weights, self.pooler)
+        return trains_a_head(self.method, self)
 
     @property
     def sentences_per_pair(self) -> int:
-        """Sentences a micro-batch draws per pair of micro_batch_size: MLM's are sentences."""
-        return 2 if self.method == "mlm" else 1
+        """Sentences a micro-batch draws per pair of micro_batch_size: monolingual methods'
+        (MLM's) are sentences."""
+        return 2 if self.method_row.monolingual else 1
 
-
-PRETRAINING = ("mlm", "tlm")
 
 # Keys that cannot change a number the training computes: how often it logs and saves (a
 # resumed run continues exactly), what it reports its speed against, where it writes its
 # curves. A checkpoint is resumed whatever they are (`identity`).
 REPORTING = ("log_every", "checkpoint_every", "peak_tflops", "tensorboard")
-# Keys whose default is the behaviour from before they existed: a job's settings leave them
-# out at that default (`xlsent.config.runs.program_settings`), so that a version adding one
-# plans no finished job again (a rule's params decide its reruns) and resumes every
-# interrupted one.
-LEFT_OUT_AT_DEFAULT = {
-    "head_lr": None,
-    "freeze_encoder": False,
-    "peak_tflops": None,
-    "tensorboard": False,
-    "compile": False,
-    "length_window": 0,
-    "tr_margin": 0.0,
-    "hard_negatives": 0,
-    "max_pairs": None,
-}
+# Keys whose default is the behaviour from before they existed (the schema's
+# `x-left-out-at-default: true`), with that default: a job's settings leave them out at that
+# default (`xlsent.config.runs.program_settings`), so that a version adding one plans no
+# finished job again (a rule's params decide its reruns) and resumes every interrupted one.
+LEFT_OUT_AT_DEFAULT = left_out_at_default()["train"]
 # The fields added since checkpoints held `identity` (2026-11-29): a checkpoint written
 # before hashed every other field (`xlsent.train.checkpoints.fingerprints`), and trained as
 # each of them at its default does.
@@ -128,13 +129,12 @@ def identity(settings: TrainSettings) -> dict:
     }
 
 
-def trains_a_head(method: str, wacse_weights: Sequence[float], pooler: str) -> bool:
-    """Whether a run trains a head beside the encoder: the MLM head of a language-modelling
-    objective or of WACSE's AWP (weight β above 0), DAP's RTL head, the `mlp` pooler. With
-    `freeze_encoder` the heads are all that trains."""
-    language_modelling = method in ("mlm", "tlm", "tr-tlm")
-    awp = method == "wacse" and wacse_weights[1] > 0
-    return language_modelling or awp or method == "dap" or pooler == "mlp"
+def trains_a_head(method: str, settings: Mapping[str, Any] | TrainSettings) -> bool:
+    """Whether a run of `method` with train `settings` (a config block or `TrainSettings`)
+    trains a head beside the encoder: a head of its losses (`Method.heads`: the MLM head of a
+    language-modelling objective or of WACSE's AWP at a weight above 0, DAP's RTL head), or
+    the `mlp` pooler. With `freeze_encoder` the heads are all that trains."""
+    return bool(METHODS[method].heads(settings)) or setting(settings, "pooler") == "mlp"
 
 
 RTL_VOCABULARIES = ("english", "all")
