@@ -11,6 +11,7 @@ from support import copy_tree, demo_config, planned_jobs, snakemake, write_confi
 from transformers import AutoModel
 
 from xlsent import languages
+from xlsent.tables.devices import COLUMNS as DEVICES
 
 pytestmark = pytest.mark.workflow
 
@@ -37,7 +38,11 @@ def test_demo_writes_the_tatoeba_table(demo_run):
     for group in ("low4", "low5", "low8", "all"):
         assert all(0 < value <= 100 for value in summary[group])
     per_language = pl.read_csv(demo_run / "results/tables/tatoeba_langs.csv")
-    assert sorted(per_language.columns[1:]) == sorted(DEMO_LANGS)
+    assert per_language.columns[-len(DEVICES) :] == list(DEVICES)
+    assert sorted(per_language.columns[1 : -len(DEVICES)]) == sorted(DEMO_LANGS)
+    # Every run trained and encoded on the CPU in fp32, and says so.
+    for table in (summary, per_language):
+        assert table.select(DEVICES).unique().rows() == [("cpu", "fp32", "cpu", "fp32")]
     markdown = (demo_run / "results/tables/tatoeba.md").read_text()
     assert all(f"| {run} |" in markdown for run in RUNS)
 
@@ -45,7 +50,8 @@ def test_demo_writes_the_tatoeba_table(demo_run):
 def test_demo_writes_the_ablation_table(demo_run):
     ablation = pl.read_csv(demo_run / "results/tables/ablation.csv")
     assert ablation["run"].to_list() == ["tr", "tr-awp", "tr-wtr", "wacse"]
-    assert sorted(ablation.columns[3:]) == sorted(languages.resolve("low8"))
+    assert ablation.columns[-len(DEVICES) :] == list(DEVICES)
+    assert sorted(ablation.columns[3 : -len(DEVICES)]) == sorted(languages.resolve("low8"))
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
     low8 = dict(zip(summary["run"], summary["low8"], strict=True))
     assert ablation["low8"].to_list() == [low8[run] for run in ablation["run"]]

@@ -14,6 +14,8 @@ import polars as pl
 import pytest
 from support import L10N_LANGS, SHARED, l10n_config
 
+from xlsent.tables.devices import COLUMNS as DEVICES
+
 pytestmark = [
     pytest.mark.workflow,
     pytest.mark.shared,
@@ -56,7 +58,7 @@ def test_l10n_corpus_and_real_tatoeba(l10n_run):
     )
     assert spans["links"] > spans["pairs"]  # interface strings: several links per pair
     per_language = pl.read_csv(results / "tables/tatoeba_langs.csv")
-    assert set(per_language.columns) == {"run", *L10N_LANGS}
+    assert set(per_language.columns) == {"run", *L10N_LANGS, *DEVICES}
     # low4 needs jv and ka too: left blank, and the markdown says why.
     assert pl.read_csv(results / "tables/tatoeba.csv")["low4"].is_null().all()
     markdown = (results / "tables/tatoeba.md").read_text()

@@ -18,6 +18,7 @@ import pytest
 from support import copy_tree, demo_config, planned_jobs, snakemake, write_config
 
 from xlsent.methods import WORD_VECTOR_METHODS
+from xlsent.tables.devices import COLUMNS as DEVICES
 
 pytestmark = pytest.mark.workflow
 
@@ -110,7 +111,10 @@ def test_retrieval_table_for_the_word_vector_runs(b2v_run):
         *("run", "seeds", "all", "all_xx2en", "all_en2xx"),
         *per_language,
         *("missing", "scarce"),
+        *DEVICES,
     ]
+    # Word vectors train and score on the CPU in fp32, by construction.
+    assert table.select(DEVICES).unique().rows() == [("cpu", "fp32", "cpu", "fp32")]
     for row in table.to_dicts():
         for lang in LANGS:
             assert 10 < row[lang] <= 100, (row["run"], lang)  # chance: under 1%
@@ -142,6 +146,7 @@ def test_bli_table(b2v_run):
         "run",
         "seeds",
         *(f"de_{d}_{m}" for d in ("en2xx", "xx2en") for m in [*metrics, "n"]),
+        *DEVICES,
     ]
     for row in table.to_dicts():
         for d in ("en2xx", "xx2en"):
