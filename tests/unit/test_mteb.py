@@ -97,6 +97,13 @@ def test_tasks_keep_the_subsets_of_english_and_the_evaluated_languages(xm, tmp_p
 
 # -- the encoder ---------------------------------------------------------------------------------
 
+TINY_SHAPE = {
+    "hidden_size": 16,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "intermediate_size": 32,
+}
+
 
 def test_mteb_encodes_with_the_saved_model_and_the_subsets_language(xm, small_tokenizer, tmp_path):
     import torch
@@ -107,13 +114,7 @@ def test_mteb_encodes_with_the_saved_model_and_the_subsets_language(xm, small_to
     from xlsent.models.load import load_encoder
 
     torch.manual_seed(0)
-    shape = {
-        "hidden_size": 16,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "intermediate_size": 32,
-    }
-    model = encoder.build("scratch", small_tokenizer, max_length=16, shape=shape)
+    model = encoder.build("scratch", small_tokenizer, max_length=16, shape=TINY_SHAPE)
     encoder.add_language_embeddings(model, ["kk", "de"])
     encoder.save(model, small_tokenizer, tmp_path / "model", max_length=16)
     ours = load_encoder(tmp_path / "model", max_length=16, batch_size=2)
@@ -132,6 +133,33 @@ def test_mteb_encodes_with_the_saved_model_and_the_subsets_language(xm, small_to
         wrapped.encode(batches, task_metadata=metadata, hf_split="test", hf_subset="kaz-eng")
     with pytest.raises(xm.MtebError, match="has language embeddings for \\['de', 'en', 'kk'\\]"):
         wrapped.encode(batches, task_metadata=metadata, hf_split="test", hf_subset="tel_Telu")
+
+
+def test_eval_mteb_writes_mtebs_json_and_where_it_ran(xm, small_tokenizer, tmp_path):
+    """The command the eval_mteb rule runs: MTEB's JSON of each task and, beside it, what the
+    model trained on (its run.json's `trained_on`) and what encoded the task (here the CPU)."""
+    from xlsent.cli import main
+    from xlsent.models import encoder
+
+    model = encoder.build("scratch", small_tokenizer, max_length=16, shape=TINY_SHAPE)
+    encoder.save(model, small_tokenizer, tmp_path / "model", max_length=16)
+    trained_on = [{"device": "cuda", "device_name": "NVIDIA H200", "precision": "bf16"}]
+    (tmp_path / "model/run.json").write_text(json.dumps({"trained_on": trained_on}))
+    (tmp_path / "laser").mkdir()
+    write_laser(tmp_path / "laser", "kaz", ["Сәлем!", "Рақмет."], ["Hello!", "Thanks."])
+    out = tmp_path / "mteb"
+    encoding = {"batch_size": 2, "device": "auto", "max_length": 16}
+    main(["eval-mteb", "--tasks", "LocalTatoeba", "--langs", "kk", "--tatoeba-dir",
+          str(tmp_path / "laser"), "--model", str(tmp_path / "model"), "--encoding",
+          json.dumps(encoding), "--threads", "1", "--run", "tiny", "--seed", "0", "--out",
+          str(out)])  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == ["LocalTatoeba.json", xm.DEVICES_FILE]
+    assert [row["subset"] for row in xm.read_results(out)] == ["kaz-eng"]
+    # `auto` resolved: the device the job encoded on, not the one asked for.
+    assert xm.read_devices(out) == {
+        "train": trained_on,
+        "eval": {"device": "cpu", "precision": "fp32"},
+    }
 
 
 # -- LocalTatoeba ----------------------------------------------------------------------------------
@@ -186,6 +214,8 @@ def test_mteb_tatoeba_accuracy_is_our_xx2en_accuracy(xm, tmp_path):
 
 # -- the table -------------------------------------------------------------------------------------
 
+# A GPU's part of a device record (`xlsent.devices.device_record`).
+H200 = {"device": "cuda", "device_name": "NVIDIA H200"}
 # Two languages of three pairs each; the encoders below put every sentence on a circle.
 KK = (["bir", "eki", "üsh"], ["one", "two", "three"])
 TE = (["okati", "rendu", "mudu"], ["uno", "dos", "tres"])
@@ -205,6 +235,7 @@ def test_mteb_json_becomes_the_table(xm, tmp_path):
 
     from xlsent.cli import main
     from xlsent.tables import mteb as mteb_tables
+    from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
 
     laser = tmp_path / "laser"
     laser.mkdir()
@@ -215,25 +246,46 @@ def test_mteb_json_becomes_the_table(xm, tmp_path):
         "a/seed2": {**KK_ALL_RIGHT, **TE_ALL_RIGHT},  # 1
         "b/seed1": {**KK_TWO_RIGHT, **TE_ONE_RIGHT},  # (5/9 + 1/3) / 2 = 4/9
     }
+    # Where each seed ran, as eval-mteb records it beside MTEB's JSON: a's seeds on a CPU in
+    # fp32 and on a GPU in bf16 (a model trained on the CPU); b's results predate the record.
+    cpu, gpu = {"device": "cpu", "precision": "fp32"}, {**H200, "precision": "bf16"}
+    devices = {
+        "a/seed1": {"train": [cpu], "eval": cpu},
+        "a/seed2": {"train": [cpu], "eval": gpu},
+        "b/seed1": None,
+    }
     results = []
     for label, angles in runs.items():
         out = tmp_path / "eval" / label
         encode = circle_encoder({**angles, **ENGLISH})
         wrapped = xm.XlsentEncoder(encode, label.split("/")[0], label.split("/")[1])
-        xm.run(wrapped, xm.tasks(["LocalTatoeba"], ["kk", "te"], str(laser)), out, 2)
+        tasks = xm.tasks(["LocalTatoeba"], ["kk", "te"], str(laser))
+        xm.run(wrapped, tasks, out, 2, devices[label])
         results.append(f"{label}={out}")
+    assert xm.read_devices(tmp_path / "eval/a/seed2") == devices["a/seed2"]
+    assert xm.read_devices(tmp_path / "eval/b/seed1") is None
+    assert sorted(p.name for p in (tmp_path / "eval/a/seed1").iterdir()) == [
+        "LocalTatoeba.json",
+        xm.DEVICES_FILE,
+    ]
 
     csv = tmp_path / "tables" / "mteb.csv"
     main(["tables-mteb", "--out", str(csv), "--results", *results])
 
     summary = pl.read_csv(csv)
-    assert summary.columns == ["run", "seeds", "LocalTatoeba"]
+    assert summary.columns == ["run", "seeds", "LocalTatoeba", *DEVICE_COLUMNS]
+    # a's two seeds' encodings, joined; b's row blank.
+    assert summary.select(DEVICE_COLUMNS).rows() == [
+        ("cpu", "fp32", "cpu, cuda (NVIDIA H200)", "bf16, fp32"),
+        (None, None, None, None),
+    ]
     assert summary["run"].to_list() == ["a", "b"]
     assert summary["seeds"].to_list() == [2, 1]
     # a: kk (5/9 + 1) / 2 = 7/9 over its seeds, te 1: 8/9; b: 4/9 (the JSON rounds to 1e-6).
     assert summary["LocalTatoeba"].to_list() == pytest.approx([800 / 9, 400 / 9], abs=1e-3)
     subsets = pl.read_csv(tmp_path / "tables" / "mteb_subsets.csv")
-    assert subsets.columns == ["run", "task", "split", "subset", "metric", "value"]
+    assert subsets.columns == ["run", "task", "split", "subset", "metric", "value", *DEVICE_COLUMNS]
+    assert subsets.filter(run="a")["eval_device"].to_list() == ["cpu, cuda (NVIDIA H200)"] * 2
     b = subsets.filter(run="b")
     assert b.select("task", "split", "subset", "metric").rows() == [
         ("LocalTatoeba", "test", "kaz-eng", "f1"),
@@ -241,8 +293,9 @@ def test_mteb_json_becomes_the_table(xm, tmp_path):
     ]
     assert b["value"].to_list() == pytest.approx([500 / 9, 100 / 3], abs=1e-3)
     markdown = csv.with_suffix(".md").read_text()
-    assert "| a | 2 | 88.9 |" in markdown
+    assert "| a | 2 | 88.9 | cpu | fp32 | cpu, cuda (NVIDIA H200) | bf16, fp32 |" in markdown
     assert "Main scores: LocalTatoeba f1." in markdown
+    assert "A row without devices" in markdown  # b's, beside a's
 
     # A run whose seeds were evaluated on different subsets is refused, not averaged.
     rows = [{"run": "a", "seed": 1, **r} for r in xm.read_results(tmp_path / "eval/a/seed1")]

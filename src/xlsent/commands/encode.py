@@ -56,6 +56,18 @@ def loaded_encoder(args: argparse.Namespace, encoding: EncodingSettings | None =
     )
 
 
+def encoding_devices(args: argparse.Namespace, encoding: EncodingSettings) -> dict[str, object]:
+    """What the encoder of `--model` computes on as `encoding` says (`encoded_on`), and what
+    that model trained on (`trained_on`; `xlsent.devices`): the records of every evaluation,
+    whose tables say them on every row."""
+    from xlsent.devices import device_record, model_trained_on
+
+    return {
+        "encoded_on": device_record(resolve_device(encoding.device), encoding.precision),
+        "trained_on": model_trained_on(args.model),
+    }
+
+
 def add_tatoeba_text_argument(p: argparse.ArgumentParser, when: str = "") -> None:
     """How a line of the Tatoeba files is read (`evaluate.tatoeba.text`): every job that
     reads them is passed the one setting, so that the encode job stores each vector under
@@ -85,7 +97,6 @@ def _add_encode(sub: Subparsers) -> None:
 
 
 def encode(args: argparse.Namespace) -> None:
-    from xlsent.devices import device_record, model_trained_on
     from xlsent.evaluate import vectors
     from xlsent.io import sha256_tree
     from xlsent.models.load import TRAINING_RECORDS
@@ -115,10 +126,8 @@ def encode(args: argparse.Namespace) -> None:
             for key, value in dataclasses.asdict(encoding).items()
             if key in json.loads(args.encoding)
         },
-        # What the vectors were computed on, and what the model trained on: the evaluations
-        # pass both to their results, whose tables say them on every row (`xlsent.devices`).
-        "encoded_on": device_record(resolve_device(encoding.device), encoding.precision),
-        "trained_on": model_trained_on(args.model),
+        # The evaluations pass both to their results.
+        **encoding_devices(args, encoding),
     }
     vectors.write(args.out, table, metadata)
     log.info("wrote %d sentence vectors to %s", len(table), args.out)

@@ -18,6 +18,7 @@ from xlsent.commands import Subparsers, lang_paths, log, require
 from xlsent.commands.encode import (
     add_encoder_arguments,
     add_tatoeba_text_argument,
+    encoding_devices,
     loaded_encoder,
     parsed_encoding,
 )
@@ -427,6 +428,7 @@ def eval_mteb(args: argparse.Namespace) -> None:
     if args.cache_dir:  # before anything imports the Hugging Face libraries
         os.environ.update(hf_offline_environment(args.cache_dir))
     from xlsent.evaluate import mteb
+    from xlsent.evaluate.results import vectors_devices
 
     encoding = parsed_encoding(args)
     encode = loaded_encoder(args, encoding)
@@ -438,7 +440,8 @@ def eval_mteb(args: argparse.Namespace) -> None:
         max_tokens=encoding.max_length,
     )
     tasks = mteb.tasks(args.tasks, args.langs, args.tatoeba_dir)
-    for result in mteb.run(encoder, tasks, args.out, encoding.batch_size):
+    devices = vectors_devices(encoding_devices(args, encoding))
+    for result in mteb.run(encoder, tasks, args.out, encoding.batch_size, devices):
         log.info("%s: main score %.4f", result.task_name, result.get_score())
 
 

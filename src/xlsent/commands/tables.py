@@ -248,14 +248,17 @@ def _add_tables_mteb(sub: Subparsers) -> None:
 def tables_mteb(args: argparse.Namespace) -> None:
     from xlsent.evaluate import mteb
     from xlsent.tables import mteb as mteb_tables
+    from xlsent.tables.devices import seeds_devices
 
-    rows = []
+    rows, records = [], {}
     for label, directory in lang_paths(args.results).items():
         run, sep, seed = label.rpartition("/seed")
         if not sep or not seed.isdigit():
             raise UsageError(f"--results: expected RUN/seedSEED=DIR, got {label!r}")
         rows += [{"run": run, "seed": int(seed), **row} for row in mteb.read_results(directory)]
-    summary, per_subset = mteb_tables.mteb_table(rows)
+        records.setdefault(run, []).append(mteb.read_devices(directory))
+    devices = {run: seeds_devices(seeds) for run, seeds in records.items()}
+    summary, per_subset = mteb_tables.mteb_table(rows, devices)
     for path in mteb_tables.write_mteb_tables(summary, per_subset, Path(args.out)):
         log.info("wrote %s", path)
 

@@ -15,8 +15,9 @@ ones other papers report with the same harness. The pieces:
   `sentence1` (the foreign side) retrieves among `sentence2` (English). Its `accuracy` is the
   fraction of foreign sentences whose nearest English sentence is their translation: our
   Tatoeba `xx2en` accuracy over 100. No download, so it also runs where the hub cannot.
-- `run` (tasks by name, subsets kept to English and the evaluated languages, one JSON per task)
-  and `read_results` (those JSON files back as rows for `xlsent.tables.mteb.mteb_table`).
+- `run` (tasks by name, subsets kept to English and the evaluated languages, one JSON per task,
+  and the devices the model trained and was evaluated on beside them) and `read_results`,
+  `read_devices` (those files back for `xlsent.tables.mteb.mteb_table`).
 
 Hub tasks read their data from the Hugging Face hub, or offline from a cache filled
 beforehand (`fetch`; docs/configuration.md, air-gapped clusters).
@@ -27,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +45,13 @@ from xlsent import languages
 from xlsent.evaluate import tatoeba
 from xlsent.evaluate.encoding import Encoder
 from xlsent.failures.errors import XlsentError
-from xlsent.io import atomic_path
+from xlsent.io import atomic_path, read_json, write_json
 
 log = logging.getLogger(__name__)
+
+# Beside a run's MTEB result JSON: what the model trained on and what encoded the tasks
+# (`xlsent.devices`), which MTEB's own files do not say.
+DEVICES_FILE = "xlsent_devices.json"
 
 # MTEB's own ISO 639-1 → 639-3 table (macrolanguages: zh → zho, fa → fas, sw → swa): its
 # datasets code a language so where LASER's files name an individual language (cmn, pes, swh).
@@ -271,9 +276,12 @@ def run(
     task_list: Sequence[AbsTask],
     out_dir: str | os.PathLike[str],
     batch_size: int,
+    devices: Mapping[str, object] | None = None,
 ) -> list[TaskResult]:
     """Evaluate `encoder` on every task through MTEB and write MTEB's result JSON of each,
-    `{task}.json`, into the directory `out_dir` (published whole once all tasks are done)."""
+    `{task}.json`, into the directory `out_dir` (published whole once all tasks are done),
+    and `devices` (`xlsent.evaluate.results.vectors_devices`: what the model trained on and
+    what encoded the tasks' texts) beside them as `DEVICES_FILE`, which the table reads."""
     result = mteb.evaluate(
         encoder,
         task_list,
@@ -286,14 +294,23 @@ def run(
         tmp.mkdir()
         for task_result in result.task_results:
             task_result.to_disk(tmp / f"{task_result.task_name}.json")
+        if devices is not None:
+            write_json(tmp / DEVICES_FILE, devices)
     return list(result.task_results)
+
+
+def read_devices(directory: str | os.PathLike[str]) -> dict | None:
+    """The devices' record `run` wrote beside a directory's results; None for results from
+    before the record existed."""
+    path = Path(directory) / DEVICES_FILE
+    return read_json(path) if path.exists() else None
 
 
 def read_results(directory: str | os.PathLike[str]) -> list[dict]:
     """The main score of every task, split and subset in a directory of MTEB result JSON:
     rows {task, split, subset, metric, value} (value as MTEB writes it: a fraction)."""
     rows = []
-    paths = sorted(Path(directory).glob("*.json"))
+    paths = sorted(p for p in Path(directory).glob("*.json") if p.name != DEVICES_FILE)
     if not paths:
         raise MtebError(f"{directory} holds no MTEB result JSON: run its eval_mteb job again")
     for path in paths:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
 
 from xlsent.io import atomic_path
+from xlsent.tables.devices import Devices, devices_notes, with_devices
 from xlsent.tables.seeds import refuse_duplicates, seed_averaged
 from xlsent.tables.write import write_table
 
@@ -22,8 +23,11 @@ MTEB_SCHEMA = {
 }
 
 
-def mteb_table(rows: Sequence[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(summary, per_subset) tables of MTEB's main scores (×100), seeds averaged.
+def mteb_table(
+    rows: Sequence[dict], devices: Mapping[str, Devices] | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(summary, per_subset) tables of MTEB's main scores (×100), seeds averaged, each row
+    ending with its run's `devices` (`xlsent.tables.devices`: blank for a run it lacks).
 
     `rows`: {run, seed, task, split, subset, metric, value (a fraction, as MTEB writes it)},
     e.g. `xlsent.evaluate.mteb.read_results` of each run's seed directory. Summary: one row
@@ -62,7 +66,8 @@ def mteb_table(rows: Sequence[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
         ],
         schema={"run": pl.String, "seeds": pl.Int64, **dict.fromkeys(tasks, pl.Float64)},
     )
-    return summary, per_subset
+    devices = devices or {}
+    return with_devices(summary, devices), with_devices(per_subset, devices)
 
 
 def write_mteb_tables(summary: pl.DataFrame, per_subset: pl.DataFrame, out_csv: Path) -> list[Path]:
@@ -76,7 +81,10 @@ def write_mteb_tables(summary: pl.DataFrame, per_subset: pl.DataFrame, out_csv: 
         caption="MTEB (Muennighoff et al., 2023): each task's main score (×100) averaged over "
         "its evaluated subsets and splits (subsets of English and the evaluated languages), "
         "seeds averaged; per subset in the `_subsets.csv` beside it.",
-        notes=["Main scores: " + ", ".join(f"{task} {m}" for task, m in metrics.items()) + "."],
+        notes=[
+            "Main scores: " + ", ".join(f"{task} {m}" for task, m in metrics.items()) + ".",
+            *devices_notes(summary),
+        ],
     )
     subsets_csv = out_csv.with_name(f"{out_csv.stem}_subsets.csv")
     with atomic_path(subsets_csv) as tmp:
