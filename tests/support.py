@@ -10,11 +10,16 @@ and a config file written there, so `results/` and `logs/` of the checkout are n
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -94,6 +99,143 @@ def save_tiny_model(directory: Path, kind: str = "xlm-roberta") -> Path:
         tokenizer_object=tokenizer, **{f"{role}_token": token for role, token in special.items()}
     ).save_pretrained(directory)
     return directory
+
+
+def train_settings(**settings) -> dict:
+    """The TrainSettings keys of a unit test's training: TR on the CPU, a few steps of a small
+    batch over the unit tests' corpus (`small_subwords`), evaluated on 100 dev pairs a
+    language; `settings` replace these keys or add others."""
+    return {
+        "seed": 7,
+        "max_length": 16,
+        "lr": 1e-3,
+        "batch_size": 32,
+        "micro_batch_size": 16,
+        "max_steps": 24,
+        "eval_every": 8,
+        "checkpoint_every": 4,
+        "log_every": 4,
+        "dev_max_pairs": 100,
+        "device": "cpu",
+        **settings,
+    }
+
+
+def scratch_trainer(
+    subwords: dict,
+    tokenizer: Path,
+    checkpoints: Path,
+    settings: dict,
+    *,
+    shape: dict | None = None,
+    train: dict | None = None,
+):
+    """A Trainer of `settings` (`train_settings`) that starts a scratch encoder of `shape`
+    (`tiny_shape()` unless given) with the tokenizer of `tokenizer`, trains on the training
+    splits of `subwords` ({lang: {"train": path, "dev": path}}, the `small_subwords` fixture)
+    or on `train`, evaluates on its dev splits and keeps its checkpoints in `checkpoints`."""
+    from xlsent.train.loop import Trainer
+    from xlsent.train.settings import ModelSpec, TrainSettings
+
+    return Trainer(
+        TrainSettings(**settings),
+        ModelSpec("scratch", tokenizer, shape=tiny_shape() if shape is None else shape),
+        {lang: p["train"] for lang, p in subwords.items()} if train is None else train,
+        {lang: p["dev"] for lang, p in subwords.items()},
+        checkpoints,
+    )
+
+
+def tiny_qa_model(tokenizer, layers: int = 1, max_positions: int = 128 + 128 + 4 + 2):
+    """A tiny randomly initialised XLM-R question-answering model (seed 0), a WSPAlign-style
+    aligner over `tokenizer`'s vocabulary: arbitrary but fixed, non-trivial answers; in eval
+    mode. The positions hold a question and a context of 128 subwords each, their special
+    tokens and XLM-R's offset of the padding index."""
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaForQuestionAnswering
+
+    torch.manual_seed(0)
+    config = XLMRobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_positions,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    return XLMRobertaForQuestionAnswering(config).eval()
+
+
+def clean_demo(lang: str, out: Path, **config) -> dict:
+    """`lang`'s pairs of the embedded demo data (the training part: a fifth held out) cleaned
+    to `out`, every pair of a token or more kept; `config` are more CleanConfig keys. Returns
+    the cleaning's stats."""
+    from xlsent.corpus.clean import clean
+    from xlsent.corpus.clean_base import CleanConfig
+    from xlsent.corpus.readers import demo
+
+    return clean(demo.bitexts(lang, 0.2), lang, out, CleanConfig(min_tokens=1, **config))
+
+
+# corpus.clean as the clean rule passes it (xlsent.config.clean_settings).
+CLEAN_SETTINGS = json.dumps({"max_length_ratio": 3.0, "min_tokens": 4, "style": "words"})
+
+
+def clean_kk_args(corpus: Path, out: Path) -> list[str]:
+    """The arguments of kk's clean job (`xlsent clean ...`) over the local corpus files in
+    `corpus`, writing clean.parquet and stats.json in `out`."""
+    return [
+        *("clean", "--lang", "kk", "--source", "local", "--local-dir", str(corpus)),
+        *("--settings", CLEAN_SETTINGS),
+        *("--out", str(out / "clean.parquet"), "--stats", str(out / "stats.json")),
+    ]
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Inside: this process's writes beyond `limit` bytes fail with EFBIG (no SIGXFSZ)."""
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+
+
+def ragged(rows: list[list[int]]):
+    """Token ids by row as the training data holds them (int32)."""
+    import numpy as np
+
+    from xlsent.ragged import Ragged
+
+    return Ragged.from_rows([np.array(r, dtype=np.int32) for r in rows])
+
+
+def tatoeba_results(run: str, seed: int, accuracy: dict[str, tuple[float, float]]):
+    """One seed's Tatoeba evaluation file as the tables read it: xx2en, en2xx and their mean
+    per language, from {lang: (xx2en, en2xx)}."""
+    import polars as pl
+
+    rows = []
+    for lang, (xx2en, en2xx) in accuracy.items():
+        for direction, value in (("xx2en", xx2en), ("en2xx", en2xx), ("mean", (xx2en + en2xx) / 2)):
+            rows.append(("tatoeba", run, seed, lang, direction, "accuracy", value, 1000))
+    schema = {
+        "task": pl.String,
+        "run": pl.String,
+        "seed": pl.Int64,
+        "lang": pl.String,
+        "direction": pl.String,
+        "metric": pl.String,
+        "value": pl.Float64,
+        "n": pl.Int64,
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def snakemake_command(workdir: Path, *args: str) -> list[str]:

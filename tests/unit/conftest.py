@@ -14,12 +14,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from support import clean_demo
 
 from xlsent.align import job
 from xlsent.align.shards import iter_shards, write_manifest
-from xlsent.corpus.clean import clean
-from xlsent.corpus.clean_base import CleanConfig
-from xlsent.corpus.readers import demo
 from xlsent.corpus.sample import SampleConfig, sample
 from xlsent.io import write_json
 from xlsent.models.tokenizer import train_sentencepiece
@@ -35,9 +33,8 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str
     root = tmp_path_factory.mktemp("corpus")
     out: dict[str, dict[str, Path]] = {}
     for lang in LANGS:
-        clean(
-            demo.bitexts(lang, 0.2), lang, root / f"{lang}.clean.parquet", CleanConfig(min_tokens=1)
-        )
+        clean_demo(lang, root / f"{lang}.clean.parquet")
+
         paths = {split: root / f"{lang}.{split}.parquet" for split in ("train", "dev")}
         sample(
             root / f"{lang}.clean.parquet",

@@ -1,4 +1,4 @@
-"""The scripts of benchmarks/ run (the FLOPs model they share: tests/unit/test_flops.py).
+"""The scripts of benchmarks/ run (the FLOPs model they share: tests/unit/train/test_flops.py).
 
 Every `benchmarks/*.py` runs end to end at its tiny setting (`--smoke --out-dir DIR`, as its
 own process with this interpreter): it exits 0, prints a table and writes DIR/NAME.json

@@ -1,10 +1,8 @@
-import json
 import os
 import subprocess
 import sys
 
-# corpus.clean as the clean rule passes it (xlsent.config.clean_settings).
-SETTINGS = json.dumps({"max_length_ratio": 3.0, "min_tokens": 4, "style": "words"})
+from support import clean_kk_args
 
 
 def _xlsent(*args: str) -> subprocess.CompletedProcess:
@@ -15,21 +13,7 @@ def _xlsent(*args: str) -> subprocess.CompletedProcess:
 
 def _clean_kk(directory) -> subprocess.CompletedProcess:
     """The clean job of kk over the local corpus files of `directory`, writing beside them."""
-    return _xlsent(
-        "clean",
-        "--lang",
-        "kk",
-        "--source",
-        "local",
-        "--local-dir",
-        str(directory),
-        "--settings",
-        SETTINGS,
-        "--out",
-        str(directory / "clean.parquet"),
-        "--stats",
-        str(directory / "stats.json"),
-    )
+    return _xlsent(*clean_kk_args(directory, directory))
 
 
 def test_bad_input_is_one_actionable_line_not_a_traceback(tmp_path):

@@ -1,6 +1,6 @@
 """TF32 (xlsent.tf32): the switches on inside `tf32_matmuls(True)` and as they were after it,
 an error included; WSPAlign's `precision: tf32` runs the model with them on, and only then.
-Training's `precision: tf32` is tested with the step (tests/unit/test_step.py)."""
+Training's `precision: tf32` is tested with the step (tests/unit/train/test_step.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import torch
-from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
+from support import tiny_qa_model
+from transformers import AutoTokenizer
 
 from xlsent.align.links import SentencePair
 from xlsent.align.wspalign import WSPAlignConfig, WSPAligner
@@ -40,17 +41,8 @@ def test_wspalign_runs_its_model_with_the_switches_on_under_tf32_only(
     """The switches as they were under fp32 and bf16. On a CPU they change no product:
     tf32's links are fp32's."""
     tokenizer = AutoTokenizer.from_pretrained(small_tokenizer)
-    torch.manual_seed(0)
-    config = XLMRobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128 + 128 + 4 + 2,
-        pad_token_id=tokenizer.pad_token_id,
-    )
-    model = XLMRobertaForQuestionAnswering(config).eval()
+    model = tiny_qa_model(tokenizer, layers=2)
+
     seen: list[tuple[bool, bool]] = []
     model.register_forward_pre_hook(lambda *_: seen.append(_switches()))
     table = pq.read_table(small_corpus["de"]["dev"], columns=["en", "xx"]).slice(0, 10)

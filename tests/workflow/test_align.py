@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import torch
-from support import copy_tree, demo_config, planned_jobs, snakemake, write_config
+from support import copy_tree, demo_config, planned_jobs, snakemake, tiny_qa_model, write_config
 from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
 
 from xlsent.align.shards import iter_shards
@@ -105,20 +105,10 @@ def test_eflomal_shards_of_the_demo(demo_run, tmp_path):
 
 def test_wspalign_with_a_local_checkpoint(demo_run, tmp_path):
     """The WSPAlign path end to end offline: a tiny QA model saved to a local directory."""
-    torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(demo_run / "results/tokenizers/tiny")
-    model = XLMRobertaForQuestionAnswering(
-        XLMRobertaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-            max_position_embeddings=300,
-            pad_token_id=tokenizer.pad_token_id,
-        )
-    )
+    model = tiny_qa_model(tokenizer, max_positions=300)
     checkpoint = tmp_path / "qa"
+
     model.save_pretrained(checkpoint)
     tokenizer.model_max_length = 298
     tokenizer.save_pretrained(checkpoint)

@@ -39,19 +39,17 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-import torch
 from support import (
+    clean_demo,
     copy_tree,
     snakemake,
     snakemake_command,
     snakemake_env,
+    tiny_qa_model,
     tiny_shape,
     write_config,
 )
 
-from xlsent.corpus.clean import clean
-from xlsent.corpus.clean_base import CleanConfig
-from xlsent.corpus.readers import demo
 from xlsent.failures.locks import group_members
 from xlsent.models.tokenizer import train_sentencepiece
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
@@ -199,28 +197,16 @@ def retrained_config(aligner: Path) -> dict:
 def aligner(tmp_path_factory) -> Path:
     """A tiny randomly initialised WSPAlign-style QA model with a SentencePiece tokenizer
     trained on real demo text: arbitrary but deterministic links."""
-    from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
+    from transformers import AutoTokenizer
 
     root = tmp_path_factory.mktemp("aligner")
     corpus = root / "kk.parquet"
-    clean(demo.bitexts("kk", 0.2), "kk", corpus, CleanConfig(min_tokens=1))
+    clean_demo("kk", corpus)
     train_sentencepiece({"kk": corpus}, root / "tokenizer", vocab_size=300)
     tokenizer = AutoTokenizer.from_pretrained(root / "tokenizer")
-    torch.manual_seed(0)
-    model = XLMRobertaForQuestionAnswering(
-        XLMRobertaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-            max_position_embeddings=128 + 128 + 4 + 2,
-            pad_token_id=tokenizer.pad_token_id,
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-        )
-    )
+    model = tiny_qa_model(tokenizer)
     out = root / "model"
+
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out

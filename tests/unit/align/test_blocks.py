@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import torch
-from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForQuestionAnswering
+from support import tiny_qa_model
+from transformers import AutoTokenizer
 
 from xlsent.align import job
 from xlsent.align.blocks import Blocks, fingerprint
@@ -40,20 +40,9 @@ def model(small_tokenizer: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     """A tiny randomly initialized XLM-R QA model (seeded) and its tokenizer, as a checkpoint
     directory."""
     tokenizer = AutoTokenizer.from_pretrained(small_tokenizer)
-    torch.manual_seed(0)
-    config = XLMRobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128 + 128 + 4 + 2,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
     directory = tmp_path_factory.mktemp("qa") / "model"
-    XLMRobertaForQuestionAnswering(config).save_pretrained(directory)
+    tiny_qa_model(tokenizer).save_pretrained(directory)
+
     tokenizer.save_pretrained(directory)
     return directory
 

@@ -3,7 +3,7 @@
 Offline and in milliseconds: a stand-in sdist laid out as eflomal 2.0.0's (a one-line
 src/eflomal.c), pinned in the real one's place, a patch that turns it into a program, and a
 local HTTP server in PyPI's. The real source and patch are built by every test that aligns
-(tests/unit/test_statistical.py checks what the patch is for).
+(tests/unit/align/test_statistical.py checks what the patch is for).
 """
 
 from __future__ import annotations

@@ -12,12 +12,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import torch
-from support import ROOT
+from support import ROOT, tiny_qa_model
 from torch import nn
 from transformers import (
     AutoTokenizer,
     BertTokenizer,
-    XLMRobertaConfig,
     XLMRobertaForQuestionAnswering,
 )
 from transformers.modeling_outputs import QuestionAnsweringModelOutput
@@ -51,19 +50,7 @@ def tokenizer(small_tokenizer: Path):
 @pytest.fixture(scope="module")
 def tiny_qa(tokenizer) -> XLMRobertaForQuestionAnswering:
     """A randomly initialized XLM-R QA model: arbitrary but fixed, non-trivial answers."""
-    torch.manual_seed(0)
-    config = XLMRobertaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128 + 128 + 4 + 2,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    return XLMRobertaForQuestionAnswering(config).eval()
+    return tiny_qa_model(tokenizer, layers=2)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Sampling: split sizes, the seeded train/dev split, tiny corpora, and bounded memory."""
+"""Sampling: split sizes, the seeded train/dev split, tiny corpora, bounded memory, and the
+mining split held out before train and dev."""
 
 from __future__ import annotations
 
@@ -265,3 +266,61 @@ def test_a_per_source_cap_draws_at_most_that_many_pairs_of_each_source(tmp_path:
     assert _split(tmp_path, clean_path, "kk", cfg)[1]["train"].equals(split["train"])
     uncapped = _split(tmp_path, clean_path, "kk", SampleConfig(dev_pairs=40))[0]
     assert uncapped["sources"]["CLDR"]["train"] > 1000
+
+
+# -- the sample stage's mining split -------------------------------------------------------------
+
+
+def _clean(path: Path, n: int) -> None:
+    rows = pl.DataFrame(
+        {
+            "id": list(range(n)),
+            "en": [f"english {i}" for i in range(n)],
+            "xx": [f"foreign {i}" for i in range(n)],
+            "source": ["l10n"] * n,
+        }
+    )
+    with parquet_writer(path, CORPUS_SCHEMA) as writer:
+        writer.write_table(rows.to_arrow().cast(CORPUS_SCHEMA))
+
+
+def test_no_mining_pairs_leave_train_and_dev_byte_for_byte_the_same(tmp_path):
+    clean = tmp_path / "clean.parquet"
+    _clean(clean, 1000)
+    cfg = SampleConfig(max_pairs=600, dev_pairs=50, mining_pairs=0)
+    before = sample(clean, "kk", tmp_path / "a.train", tmp_path / "a.dev", cfg)
+    after = sample(clean, "kk", tmp_path / "b.train", tmp_path / "b.dev", cfg, tmp_path / "b.mine")
+    for split in ("train", "dev"):
+        assert (tmp_path / f"a.{split}").read_bytes() == (tmp_path / f"b.{split}").read_bytes()
+    assert pl.read_parquet(tmp_path / "b.mine").height == 0
+    assert after == before
+
+
+def test_mining_pairs_are_held_out_before_train_and_dev(tmp_path):
+    clean = tmp_path / "clean.parquet"
+    _clean(clean, 1000)
+    cfg = SampleConfig(max_pairs=1_000_000, dev_pairs=50, dev_fraction=0.1, mining_pairs=80)
+    paths = {split: tmp_path / f"{split}.parquet" for split in ("train", "dev", "mining")}
+    stats = sample(clean, "kk", paths["train"], paths["dev"], cfg, paths["mining"])
+    ids = {split: set(pl.read_parquet(path)["id"]) for split, path in paths.items()}
+    # 80 held out; dev: min(10% of the 920 left, 50) = 50; train: the other 870.
+    assert {split: len(found) for split, found in ids.items()} == {
+        "train": 870,
+        "dev": 50,
+        "mining": 80,
+    }
+    assert not ids["mining"] & (ids["train"] | ids["dev"])
+    assert (stats["train"], stats["dev"], stats["mining"]) == (870, 50, 80)
+    assert stats["sources"]["l10n"] == {
+        "available": 1000,
+        "eligible": 1000,
+        "train": 870,
+        "dev": 50,
+        "mining": 80,
+    }
+    # At most dev_fraction of the pool: a small language keeps its training pairs.
+    small = tmp_path / "small.parquet"
+    _clean(small, 100)
+    small_cfg = SampleConfig(dev_pairs=50, min_train_pairs=10, min_dev_pairs=5, mining_pairs=80)
+    few = sample(small, "kk", tmp_path / "s.tr", tmp_path / "s.dev", small_cfg, tmp_path / "s.m")
+    assert few["mining"] == 10

@@ -1,34 +1,26 @@
-"""The BUCC layout (xlsent.evaluate.bucc), the offline mining set built from held-out pairs
-(xlsent.evaluate.mining_set, and the sample stage's mining split), and the mining table."""
+"""The BUCC layout and evaluation (`xlsent.evaluate.bucc`): reading, fetching, and mining a
+worked example (the offline mining set: tests/unit/evaluate/test_mining_set.py; the table:
+tests/unit/tables/test_bucc.py)."""
 
 from __future__ import annotations
 
-import gzip
 import io
-import json
 import tarfile
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import pytest
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
-from support import SHARED
 
-from xlsent.cli import main
-from xlsent.corpus.clean_base import CORPUS_SCHEMA
-from xlsent.corpus.sample import SampleConfig, sample
-from xlsent.evaluate import bucc, mining_set
+from xlsent.evaluate import bucc
 from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, write_split
 from xlsent.evaluate.mining import MiningSettings, best_threshold
-from xlsent.evaluate.results import load_results, write_results
-from xlsent.io import parquet_writer
+from xlsent.evaluate.results import write_results
 from xlsent.tables.bucc import bucc_lowered, bucc_notes, bucc_table, write_bucc_table
 
-L10N = SHARED / "l10n"
 K2 = MiningSettings(k=2)
-# The worked example of test_mining.py: cos(x_i, y_j) is COSINES[i, j] exactly (y the unit
-# axes, x's fourth coordinate takes up the rest of its length).
+# The worked example of test_mining.py (beside this file): cos(x_i, y_j) is COSINES[i, j]
+# exactly (y the unit axes, x's fourth coordinate takes up the rest of its length).
+
 COSINES = np.array([[0.8, 0.4, 0.1], [0.3, 0.7, 0.5], [0.2, 0.6, 0.45]])
 X = np.hstack([COSINES, np.sqrt(1 - (COSINES**2).sum(axis=1, keepdims=True))]).astype(np.float32)
 Y = np.eye(3, 4, dtype=np.float32)
@@ -294,238 +286,3 @@ def test_every_split_is_read_before_anything_is_encoded(tmp_path):
 
     with pytest.raises(BuccError, match=r"de-en\.training\.de not found"):
         evaluate(refuse, tmp_path, ["de"], "sample", "training", K2)
-
-
-# -- the offline mining set ----------------------------------------------------------------------
-HELDOUT = [(f"sentence {i}", f"Satz {i}") for i in range(40)]
-
-
-def _texts(split: BuccSplit) -> tuple[dict[str, str], dict[str, str]]:
-    return dict(zip(split.xx_ids, split.xx, strict=True)), dict(
-        zip(split.en_ids, split.en, strict=True)
-    )
-
-
-def _settings(distractors: float, threshold_share: float, seed: int):
-    return mining_set.MiningSetSettings(distractors, threshold_share, seed)
-
-
-def test_mining_set_plants_gold_pairs_among_distractors():
-    # 40 pairs: 20 per split; 10 of each split lose a side (5 their English, 5 their German).
-    splits, stats = mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 0))
-    assert list(splits) == ["dev", "test"]
-    translation = {xx: en for en, xx in HELDOUT}
-    seen: set[str] = set()
-    for name, split in splits.items():
-        assert stats["splits"][name] == {
-            "gold": 10,
-            "xx_only": 5,
-            "en_only": 5,
-            "xx_sentences": 15,
-            "en_sentences": 15,
-        }
-        xx, en = _texts(split)
-        for xx_id, en_id in split.gold:  # every gold pair is a held-out pair
-            assert translation[xx[xx_id]] == en[en_id]
-        gold_xx = {xx_id for xx_id, _ in split.gold}
-        gold_en = {en_id for _, en_id in split.gold}
-        # A distractor's translation is on neither side of its split.
-        for xx_id, text in xx.items():
-            if xx_id not in gold_xx:
-                assert translation[text] not in en.values()
-        for en_id, text in en.items():
-            if en_id not in gold_en:
-                assert text not in {translation[t] for t in xx.values()}
-        assert split.xx_ids[0] == "de-000000001" and split.en_ids[-1] == "en-000000015"
-        assert not seen & set(xx.values())  # the two splits share no pair
-        seen |= set(xx.values())
-    assert len(seen) == 30
-    # The same pairs and seed give the same set; another seed another one.
-    assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 0))[0] == splits
-    assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 1))[0] != splits
-
-
-@pytest.mark.parametrize("pairs", [7, 8, 10, 11, 40])
-@pytest.mark.parametrize(("distractors", "share"), [(0.5, 0.5), (0.2, 0.5), (0.3, 0.3)])
-def test_the_config_checks_bound_is_the_smallest_side_build_makes(pairs, distractors, share):
-    """`fewest_sentences` (the config check's bound on k) against `build` on real pairs."""
-    settings = _settings(distractors, share, 0)
-    _, stats = mining_set.build(HELDOUT[:pairs], "de", settings)
-    sides = [n for split in stats["splits"].values() for key, n in split.items() if "sent" in key]
-    assert mining_set.fewest_sentences(pairs, settings) == min(sides)
-
-
-def test_ambiguous_pairs_are_dropped_before_the_split():
-    pairs = [("Save", "Speichern"), ("save ", "Sichern"), ("Open", "Open"), ("Close", "speichern")]
-    assert mining_set.unambiguous(pairs) == [("Save", "Speichern")]
-    _, stats = mining_set.build(HELDOUT + pairs, "de", _settings(0.5, 0.5, 0))
-    assert (stats["pairs"], stats["ambiguous"]) == (44, 3)
-
-
-def test_too_few_pairs_for_a_gold_pair_is_an_error():
-    # 4 pairs, 2 per split, 90 % distractors: round(1.8) = 2 of each split lose a side.
-    message = r"without a gold pair.*corpus\.mining_pairs"
-    with pytest.raises(mining_set.MiningSetError, match=message):
-        mining_set.build(HELDOUT[:4], "kk", _settings(0.9, 0.5, 0))
-
-
-def test_mining_set_command_from_a_tatoeba_folder(tmp_path):
-    tatoeba = tmp_path / "tatoeba"
-    tatoeba.mkdir()
-    (tatoeba / "tatoeba.kaz-eng.kaz").write_text("".join(f"{xx}\n" for _, xx in HELDOUT))
-    (tatoeba / "tatoeba.kaz-eng.eng").write_text("".join(f"{en}\n" for en, _ in HELDOUT))
-    out = tmp_path / "mining"
-    main(
-        [
-            *("mining-set", "--from", "tatoeba", "--pairs", f"kk={tatoeba}"),
-            *("--tatoeba-text", "laser"),
-            "--settings",
-            json.dumps({"distractors": 0.25, "threshold_share": 0.25, "seed": 0}),
-            *("--out-dir", str(out), "--stats", str(tmp_path / "stats.json")),
-        ]
-    )
-    dev, test = read_split(out, "kk", "dev"), read_split(out, "kk", "test")
-    # 10 pairs for dev (0.25 of 40), 30 for test; a quarter of each loses a side.
-    assert (len(dev.gold), len(test.gold)) == (8, 22)
-    stats = json.loads((tmp_path / "stats.json").read_text())
-    assert stats["kk"]["splits"]["test"]["gold"] == 22
-
-
-# -- the sample stage's mining split -------------------------------------------------------------
-
-
-def _clean(path: Path, n: int) -> None:
-    rows = pl.DataFrame(
-        {
-            "id": list(range(n)),
-            "en": [f"english {i}" for i in range(n)],
-            "xx": [f"foreign {i}" for i in range(n)],
-            "source": ["l10n"] * n,
-        }
-    )
-    with parquet_writer(path, CORPUS_SCHEMA) as writer:
-        writer.write_table(rows.to_arrow().cast(CORPUS_SCHEMA))
-
-
-def test_no_mining_pairs_leave_train_and_dev_byte_for_byte_the_same(tmp_path):
-    clean = tmp_path / "clean.parquet"
-    _clean(clean, 1000)
-    cfg = SampleConfig(max_pairs=600, dev_pairs=50, mining_pairs=0)
-    before = sample(clean, "kk", tmp_path / "a.train", tmp_path / "a.dev", cfg)
-    after = sample(clean, "kk", tmp_path / "b.train", tmp_path / "b.dev", cfg, tmp_path / "b.mine")
-    for split in ("train", "dev"):
-        assert (tmp_path / f"a.{split}").read_bytes() == (tmp_path / f"b.{split}").read_bytes()
-    assert pl.read_parquet(tmp_path / "b.mine").height == 0
-    assert after == before
-
-
-def test_mining_pairs_are_held_out_before_train_and_dev(tmp_path):
-    clean = tmp_path / "clean.parquet"
-    _clean(clean, 1000)
-    cfg = SampleConfig(max_pairs=1_000_000, dev_pairs=50, dev_fraction=0.1, mining_pairs=80)
-    paths = {split: tmp_path / f"{split}.parquet" for split in ("train", "dev", "mining")}
-    stats = sample(clean, "kk", paths["train"], paths["dev"], cfg, paths["mining"])
-    ids = {split: set(pl.read_parquet(path)["id"]) for split, path in paths.items()}
-    # 80 held out; dev: min(10% of the 920 left, 50) = 50; train: the other 870.
-    assert {split: len(found) for split, found in ids.items()} == {
-        "train": 870,
-        "dev": 50,
-        "mining": 80,
-    }
-    assert not ids["mining"] & (ids["train"] | ids["dev"])
-    assert (stats["train"], stats["dev"], stats["mining"]) == (870, 50, 80)
-    assert stats["sources"]["l10n"] == {
-        "available": 1000,
-        "eligible": 1000,
-        "train": 870,
-        "dev": 50,
-        "mining": 80,
-    }
-    # At most dev_fraction of the pool: a small language keeps its training pairs.
-    small = tmp_path / "small.parquet"
-    _clean(small, 100)
-    small_cfg = SampleConfig(dev_pairs=50, min_train_pairs=10, min_dev_pairs=5, mining_pairs=80)
-    few = sample(small, "kk", tmp_path / "s.tr", tmp_path / "s.dev", small_cfg, tmp_path / "s.m")
-    assert few["mining"] == 10
-
-
-@pytest.mark.shared
-@pytest.mark.skipif(not L10N.is_dir(), reason=f"the l10n corpus is not at {L10N}")
-def test_real_held_out_pairs_mined_with_character_ngrams(tmp_path):
-    """600 real en-de interface strings as a mining set, mined with a character n-gram tf-idf
-    encoder (names and cognates match across the two languages): far above chance."""
-    with gzip.open(L10N / "l10n.de-en.de.gz", "rt") as f:
-        de = f.read().splitlines()[:600]
-    with gzip.open(L10N / "l10n.de-en.en.gz", "rt") as f:
-        en = f.read().splitlines()[:600]
-    splits, stats = mining_set.build(list(zip(en, de, strict=True)), "de", _settings(0.5, 0.5, 0))
-    mining_set.write(splits, tmp_path)
-    hashing = HashingVectorizer(analyzer="char_wb", ngram_range=(2, 4), n_features=4096)
-    tfidf = TfidfTransformer().fit(hashing.transform(de + en))
-
-    def ngrams(texts, lang):
-        return tfidf.transform(hashing.transform(texts)).toarray().astype(np.float32)
-
-    rows = evaluate(ngrams, tmp_path, ["de"], "dev", "test", MiningSettings())
-    f1 = {r["direction"]: r["value"] for r in rows if r["metric"] == "f1"}
-    print(stats["splits"], f1)
-    # Chance: extracting n of ~220 candidates at random, about 1 in 225 is right.
-    assert 20 < f1["test"] <= f1["test_oracle"] < 100
-
-
-# -- the table -----------------------------------------------------------------------------------
-
-
-def test_mining_table_averages_seeds_and_languages(tmp_path):
-    def results(run, seed, f1s):
-        rows = []
-        for lang, (p, r, f1, oracle) in f1s.items():
-            for d, m, v in (
-                ("test", "precision", p),
-                ("test", "recall", r),
-                ("test", "f1", f1),
-                ("test", "threshold", 1.1),
-                ("test_oracle", "f1", oracle),
-                ("test_pivot", "f1", f1 - 1),
-                ("dev", "f1", 99.0),
-            ):
-                rows.append({"lang": lang, "direction": d, "metric": m, "value": v, "n": 10})
-        path = tmp_path / f"{run}.{seed}.parquet"
-        write_results(rows, "bucc", run, seed, path)
-        return path
-
-    frames = [
-        results("tr", 42, {"ru": (80, 60, 70, 72), "de": (90, 70, 80, 82)}),
-        results("tr", 0, {"ru": (70, 50, 60, 64), "de": (90, 90, 90, 90)}),
-        results("dap", 42, {"de": (95, 85, 90, 91)}),
-    ]
-    table = bucc_table(frames)
-    assert table.columns == [
-        "run",
-        "seeds",
-        "de_p",
-        "de_r",
-        "de_f1",
-        "de_f1_oracle",
-        "de_f1_pivot",
-        "ru_p",
-        "ru_r",
-        "ru_f1",
-        "ru_f1_oracle",
-        "ru_f1_pivot",
-        "avg_f1",
-        "avg_f1_oracle",
-        "avg_f1_pivot",
-        *("train_device", "train_precision", "eval_device", "eval_precision"),
-    ]
-    tr = table.row(0, named=True)
-    # tr: de F1 (80 + 90) / 2 = 85, ru (70 + 60) / 2 = 65, average 75.
-    assert (tr["run"], tr["seeds"], tr["de_f1"], tr["ru_f1"], tr["avg_f1"]) == ("tr", 2, 85, 65, 75)
-    assert (tr["ru_p"], tr["ru_r"], tr["avg_f1_oracle"], tr["avg_f1_pivot"]) == (75, 55, 77, 74)
-    dap = table.row(1, named=True)
-    assert (dap["de_f1"], dap["ru_f1"], dap["avg_f1"]) == (90, None, None)  # no partial average
-    write_bucc_table(table, tmp_path / "bucc.csv")
-    assert pl.read_csv(tmp_path / "bucc.csv").equals(table)
-    assert "| tr | 2 | 90.0 | 80.0 | 85.0 |" in (tmp_path / "bucc.md").read_text()
-    with pytest.raises(ValueError, match="task 'bucc'"):
-        bucc_table([load_results(frames).with_columns(task=pl.lit("tatoeba"))])

@@ -30,10 +30,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support import clean_demo, clean_kk_args, file_size_limit
 
 from xlsent.corpus.bitext import CorpusError, moses_files
-from xlsent.corpus.clean import clean
-from xlsent.corpus.clean_base import CleanConfig
 from xlsent.corpus.readers import demo
 from xlsent.corpus.readers.opus import bitext_from_zip
 from xlsent.dictionaries import DictionaryError, freedict_pairs
@@ -113,7 +112,7 @@ def shared_dir(tmp_path: Path) -> Iterator[Path]:
 def clean_kk(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real cleaned Kazakh corpus (about 35 KB of Parquet) for `xlsent sample` to read."""
     path = tmp_path_factory.mktemp("clean") / "clean.parquet"
-    clean(demo.bitexts("kk", 0.2), "kk", path, CleanConfig(min_tokens=1))
+    clean_demo("kk", path)
     return path
 
 
@@ -201,21 +200,7 @@ def test_a_truncated_gzip_is_one_line_from_the_cli_not_an_eoferror(tmp_path: Pat
     kk_path = tmp_path / "Tanzil.en-kk.kk.gz"
     kk_path.write_bytes(_damage(gzip.compress(_text(kk)), "truncated"))
     out = tmp_path / "out"
-    proc = _xlsent(
-        "clean",
-        "--lang",
-        "kk",
-        "--source",
-        "local",
-        "--local-dir",
-        tmp_path,
-        "--settings",
-        '{"style": "words", "min_tokens": 4, "max_length_ratio": 3.0}',
-        "--out",
-        out / "clean.parquet",
-        "--stats",
-        out / "stats.json",
-    )
+    proc = _xlsent(*clean_kk_args(tmp_path, out))
     assert proc.returncode == 2
     line = _one_error_line(proc.stderr)
     assert (
@@ -302,22 +287,7 @@ def test_an_unreadable_corpus_file_names_it_and_says_to_fix_its_permissions(
     out = shared_dir / "out"
     out.mkdir(mode=0o777)
     out.chmod(0o777)  # the first pass writes beside the output before it reads
-    proc = _xlsent(
-        "clean",
-        "--lang",
-        "kk",
-        "--source",
-        "local",
-        "--local-dir",
-        shared_dir,
-        "--settings",
-        '{"style": "words", "min_tokens": 4, "max_length_ratio": 3.0}',
-        "--out",
-        out / "clean.parquet",
-        "--stats",
-        out / "stats.json",
-        as_nobody=True,
-    )
+    proc = _xlsent(*clean_kk_args(shared_dir, out), as_nobody=True)
     assert proc.returncode == 2
     assert _one_error_line(proc.stderr).endswith(
         f"cannot read {kk_path}: permission denied: fix the permissions or ownership of "
@@ -459,23 +429,11 @@ def test_a_write_that_runs_out_of_room_names_the_output_and_the_fix(
         assert list(out.iterdir()) == []  # no temporary left behind, no half output
 
 
-@contextlib.contextmanager
-def _in_process_file_size_limit(limit: int) -> Iterator[None]:
-    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, old_limit[1]))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
-        signal.signal(signal.SIGXFSZ, old_handler)
-
-
 def test_a_failed_file_inside_a_directory_output_names_the_directory(tmp_path: Path) -> None:
     model = tmp_path / "model"
     with (
         pytest.raises(OutputError) as err,
-        _in_process_file_size_limit(64 * 1024),
+        file_size_limit(64 * 1024),
         atomic_path(model) as tmp,
     ):
         tmp.mkdir()
@@ -490,25 +448,10 @@ def test_cleanings_first_pass_names_the_output_when_it_runs_out_of_room(tmp_path
     """The first pass of `clean` writes a scratch file beside the output: its failure names the
     output, whose directory is the one that is full."""
     out = tmp_path / "clean.parquet"
-    with pytest.raises(OutputError) as err, _in_process_file_size_limit(8 * 1024):
-        clean(demo.bitexts("kk", 0.2), "kk", out, CleanConfig(min_tokens=1, batch_size=200))
+    with pytest.raises(OutputError) as err, file_size_limit(8 * 1024):
+        clean_demo("kk", out, batch_size=200)
     assert err.value.path == out
     assert str(err.value).startswith(f"cannot write {out}: file too large")
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_training_checkpoint_that_runs_out_of_room_names_the_checkpoint(tmp_path: Path) -> None:
-    """torch.save reports a failed write as a RuntimeError about a zip position; the trainer's
-    checkpoints surface the OSError under it, named like every other output."""
-    import torch
-
-    from xlsent.train.checkpoints import save
-
-    last = tmp_path / "last.pt"
-    with pytest.raises(OutputError) as err, _in_process_file_size_limit(64 * 1024):
-        save({"model": {"w": torch.zeros(100_000)}}, last)
-    assert err.value.path == last
-    assert str(err.value).startswith(f"cannot write {last}: file too large")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1,7 +1,8 @@
 """A workflow file that broke after its job ended (a copy cut short): each reader names it and
 the fix, a run sets it aside before it removes anything, `xlsent status` lists it. Every file
 is real, written by the code that writes it in the workflow, then truncated (the workflow's
-side: tests/workflow/test_broken_files.py; a checkpoint's: tests/unit/test_trainer.py)."""
+side: tests/workflow/test_recovery_messages.py; a checkpoint's:
+tests/unit/train/test_checkpoints.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""RTL (DAP eq. 4, 6): the head's input (DAP's code: the padded layout through the head's
-embedding layer), what it predicts, and the loss by hand; its output layer over the English
-token ids (DAP's code), which the trainer derives from its data."""
+"""RTL's head (DAP eq. 4, `xlsent.models.rtl_head`): its input (DAP's code: the padded layout
+through the head's embedding layer), what it predicts, and the loss over its English rows by
+hand; its output layer over the English token ids (DAP's code), which the trainer derives from
+its data (the loss alone: tests/unit/losses/test_rtl.py)."""
 
 import math
 
@@ -8,32 +9,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
-from support import tiny_encoder, tiny_shape
+from support import scratch_trainer, tiny_encoder, tiny_shape, train_settings
 
 from xlsent.losses.rtl import representation_translation_loss
 from xlsent.models.rtl_head import RTLHead, english_vocabulary
 from xlsent.train import speed
 from xlsent.train.loop import Preempted, Trainer
-from xlsent.train.settings import ModelSpec, TrainSettings
-
-
-def test_loss_is_the_mean_over_the_batchs_english_tokens():
-    """DAP's code takes Hugging Face's masked-LM loss: every target token of the batch counts
-    once, whichever sentence it is in."""
-    # Plain tensors: logits of three English tokens over a vocabulary of 2 (two of them from
-    # one sentence, one from another: the sentences do not matter).
-    logits = torch.tensor([[3.0, 0.0], [0.0, 0.0], [1.0, 2.0]], requires_grad=True)
-    targets = torch.tensor([0, 1, 1])
-    ce = [
-        -math.log(math.exp(3) / (math.exp(3) + 1)),
-        math.log(2),
-        -math.log(math.exp(2) / (math.exp(1) + math.exp(2))),
-    ]
-    loss = representation_translation_loss(logits, targets)
-    assert loss.ndim == 0
-    assert loss.item() == pytest.approx(sum(ce) / 3, rel=1e-6)
-    loss.backward()  # differentiable in the logits, which is all it reads from a model
-    assert logits.grad.shape == logits.shape
 
 
 def test_head_starts_from_the_encoders_last_layers_and_owns_its_copies():
@@ -251,11 +232,9 @@ SHAPE = tiny_shape(layers=2)
 
 
 def _dap_trainer(small_subwords, small_tokenizer, checkpoints, **overrides) -> Trainer:
-    settings = dict(
+    settings = train_settings(
         seed=3,
         method="dap",
-        max_length=16,
-        lr=1e-3,
         batch_size=16,
         micro_batch_size=8,
         max_steps=4,
@@ -263,15 +242,10 @@ def _dap_trainer(small_subwords, small_tokenizer, checkpoints, **overrides) -> T
         checkpoint_every=2,
         log_every=1,
         dev_max_pairs=50,
-        device="cpu",
         rtl_layers=1,
     )
-    return Trainer(
-        TrainSettings(**{**settings, **overrides}),
-        ModelSpec("scratch", small_tokenizer, shape=SHAPE),
-        {lang: p["train"] for lang, p in small_subwords.items()},
-        {lang: p["dev"] for lang, p in small_subwords.items()},
-        checkpoints,
+    return scratch_trainer(
+        small_subwords, small_tokenizer, checkpoints, {**settings, **overrides}, shape=SHAPE
     )
 
 

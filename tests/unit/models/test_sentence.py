@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from sentence_transformers import SentenceTransformer
-from support import tiny_shape
+from support import tiny_shape, train_settings
 from transformers import AutoTokenizer
 
 from xlsent.models import encoder
@@ -135,16 +135,18 @@ def test_a_run_trains_and_selects_on_the_vectors_its_export_gives(
             paths[split][lang] = tmp_path / f"{lang}.{split}.parquet"
             subwords(path, small_tokenizer, paths[split][lang], sentence.prefix)
     settings = TrainSettings(
-        seed=1,
-        max_length=16,
-        batch_size=16,
-        micro_batch_size=16,
-        max_steps=2,
-        eval_every=2,
-        checkpoint_every=2,
-        log_every=2,
-        device="cpu",
+        **train_settings(
+            seed=1,
+            lr=5e-5,  # TrainSettings' default
+            batch_size=16,
+            max_steps=2,
+            eval_every=2,
+            checkpoint_every=2,
+            log_every=2,
+            dev_max_pairs=None,  # TrainSettings' default: every dev pair
+        )
     )
+
     spec = ModelSpec("scratch", small_tokenizer, shape=SHAPE, sentence=sentence)
     trainer = Trainer(settings, spec, paths["train"], paths["dev"], tmp_path / "ckpt")
     trainer.run()

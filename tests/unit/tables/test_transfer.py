@@ -39,7 +39,7 @@ def test_transfer_table_by_hand(tmp_path):
         "pivot_acc": 75.0,
         "trained": 20.0,  # (25 + 15) / 2: kk and te, the pivot left out
         "low4": None,  # low4 is kk te ka jv: ka and jv were not evaluated
-        # Data frames record no devices (files do: test_tables_devices.py).
+        # Data frames record no devices (files do: tests/unit/tables/test_devices.py).
         **dict.fromkeys(("train_device", "train_precision", "eval_device", "eval_precision")),
     }
     assert table.row(0, named=True)["trained"] == pytest.approx((5 + 5) / 2)

@@ -1,4 +1,5 @@
-"""Collators: the tensors each method's losses read, built from pairs, word spans and links."""
+"""Collators: the tensors each method's losses read, built from pairs, word spans and links;
+MLM's and TLM's masking and joined pairs by hand."""
 
 import ast
 import dataclasses
@@ -7,10 +8,14 @@ import importlib
 import numpy as np
 import pytest
 import torch
+from support import ragged
 
 from xlsent.ragged import Ragged
-from xlsent.train.collate import Batch, Collator, Tokens, collate
-from xlsent.train.data import Pairs, WordAligned
+from xlsent.train.collate import Batch, Collator, Tokens, collate, mask_tokens
+from xlsent.train.data import (
+    Pairs,
+    WordAligned,
+)
 
 T = Tokens(cls=0, sep=2, pad=1, mask=9)
 LANGUAGES = {"en": 0, "de": 1, "kk": 2}
@@ -182,3 +187,83 @@ def test_the_losses_build_no_batches_and_call_no_model(name):
     }
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported <= {"__future__", "collections.abc", "torch", "torch.nn.functional"}
+
+
+# -- MLM's and TLM's corruption (pretraining) -----------------------------------------------
+TOKENS = Tokens(cls=0, sep=2, pad=1, mask=3)
+
+
+def test_mask_tokens_chooses_and_corrupts_as_bert_does():
+    rng = np.random.default_rng(0)
+    rows = ragged([list(range(10, 10 + n)) for n in rng.integers(1, 30, size=4000)])
+    replacements = np.arange(4, 200, dtype=np.int32)
+    out = mask_tokens(rows, 0.15, TOKENS.mask, replacements, np.random.default_rng(1))
+    n = len(rows.values)
+    # Every chosen subword's target is the original at its row and position.
+    flat = rows.offsets[out.row] + out.position
+    np.testing.assert_array_equal(rows.values[flat], out.targets)
+    assert abs(len(out.targets) / n - 0.15) < 0.01  # ~60K subwords: 0.15 ± 0.0015 (1 s.d.)
+    corrupted = out.rows.values[flat]
+    masked = corrupted == TOKENS.mask
+    kept = corrupted == out.targets
+    assert abs(masked.mean() - 0.8) < 0.02
+    assert abs(kept.mean() - 0.1) < 0.02  # kept, or replaced by chance with itself
+    changed = ~masked & ~kept
+    assert abs(changed.mean() - 0.1) < 0.02
+    assert np.isin(corrupted[changed], replacements).all()
+    # What was not chosen is untouched.
+    untouched = np.ones(n, dtype=bool)
+    untouched[flat] = False
+    np.testing.assert_array_equal(out.rows.values[untouched], rows.values[untouched])
+
+
+def _uncorrupted(pairs: Pairs, index: np.ndarray):
+    """The TLM batch of the pairs with nothing chosen, for comparing layouts."""
+    plain = Collator(TOKENS, ranking=False, lm="tlm", mlm_probability=1e-12, vocab_size=50)
+    return plain(pairs, index, rng=np.random.default_rng(0))
+
+
+def test_tlm_concatenates_each_pair_and_restarts_positions():
+    pairs = Pairs(
+        xx=ragged([[5, 6], [7]]),
+        en=ragged([[8], [9, 10, 11]]),
+        lang=np.zeros(2, dtype=np.int16),
+        langs=("de",),
+    )
+    collator = Collator(TOKENS, ranking=False, lm="tlm", mlm_probability=1.0, vocab_size=50)
+    plain = _uncorrupted(pairs, np.array([0, 1]))
+    assert plain.ids is None  # no pair batch: TLM alone
+    # <s> x </s> </s> y </s>, padded with 1.
+    assert plain.lm.ids.tolist() == [[0, 5, 6, 2, 2, 8, 2, 1], [0, 7, 2, 2, 9, 10, 11, 2]]
+    assert plain.lm.mask.tolist() == [[1] * 7 + [0], [1] * 8]
+    # Positions restart at y's first </s> (column len(x) + 2); padding 0.
+    assert plain.lm.positions.tolist() == [[0, 1, 2, 3, 0, 1, 2, 0], [0, 1, 2, 0, 1, 2, 3, 4]]
+    assert len(plain.lm.targets) == 0
+    # Everything chosen: every subword of both sides predicts itself, at its column.
+    batch = collator(pairs, np.array([0, 1]), rng=np.random.default_rng(3))
+    rows, cols = batch.lm.predict[:, 0], batch.lm.predict[:, 1]
+    assert sorted(zip(rows.tolist(), cols.tolist(), strict=True)) == [
+        (0, 1), (0, 2), (0, 5), (1, 1), (1, 4), (1, 5), (1, 6)
+    ]  # fmt: skip
+    assert plain.lm.ids[rows, cols].tolist() == batch.lm.targets.tolist()
+
+
+def test_tlm_language_ids_follow_each_side():
+    pairs = Pairs(ragged([[5, 6]]), ragged([[8]]), np.zeros(1, dtype=np.int16), ("kk",))
+    collator = Collator(
+        TOKENS, {"en": 0, "kk": 1}, ranking=False, lm="tlm", mlm_probability=1e-12, vocab_size=50
+    )
+    batch = collator(pairs, np.array([0]), rng=np.random.default_rng(0))
+    assert batch.lm.types.tolist() == [[1, 1, 1, 1, 0, 0, 0]]
+
+
+def test_collate_of_the_pair_batch_is_unchanged_by_language_modelling():
+    """tr-tlm's pair batch is TR's: the TLM sequences come beside it."""
+    pairs = Pairs(ragged([[5, 6], [7]]), ragged([[8], [9, 10]]), np.zeros(2, np.int16), ("de",))
+    tr = Collator(TOKENS)(pairs, np.array([1, 0]))
+    both = Collator(TOKENS, lm="tlm", vocab_size=50)(
+        pairs, np.array([1, 0]), rng=np.random.default_rng(0)
+    )
+    expected, _ = collate(ragged([[7], [5, 6], [9, 10], [8]]), 0, 2, 1)
+    assert torch.equal(tr.ids, expected) and torch.equal(both.ids, expected)
+    assert both.lm is not None and tr.lm is None

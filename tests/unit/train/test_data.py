@@ -1,7 +1,9 @@
 """Micro-batches of similar length (`train.length_window`, xlsent.train.data.EpochSampler):
 an epoch draws the pairs it draws without, in an order that is a function of the seed and
 the epoch (a resumed run continues it exactly), in micro-batches with less padding on the
-real lengths of the test corpus; refused for mlm, which draws sentences."""
+real lengths of the test corpus; refused for mlm, which draws sentences. And pretraining's
+data: XLM-R's language sampling, and monolingual batches that never hold a sentence with its
+translation."""
 
 from __future__ import annotations
 
@@ -11,13 +13,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from support import ROOT, tiny_shape
+from support import ROOT, ragged, scratch_trainer, train_settings
 
 from xlsent.config import ConfigError, validate
 from xlsent.train.checkpoints import fingerprints
-from xlsent.train.data import EpochSampler, load_pairs, pair_lengths
+from xlsent.train.data import (
+    EpochSampler,
+    LanguageSampler,
+    Pairs,
+    language_probabilities,
+    load_pairs,
+    monolingual,
+    pair_lengths,
+)
 from xlsent.train.loop import Trainer
-from xlsent.train.settings import ModelSpec, TrainSettings, identity
+from xlsent.train.settings import identity
 from xlsent.train.speed import FIELDS
 
 MICRO = 16
@@ -87,10 +97,7 @@ def test_a_sampler_rebuilt_from_its_state_draws_on_as_the_first(lengths):
         first.take(8)
 
 
-SETTINGS = dict(
-    seed=7,
-    max_length=16,
-    lr=1e-3,
+SETTINGS = train_settings(
     batch_size=4 * MICRO,
     micro_batch_size=MICRO,
     max_steps=60,  # 2,880 pairs: epoch 0 ends at step 45
@@ -98,19 +105,12 @@ SETTINGS = dict(
     checkpoint_every=8,
     log_every=8,
     dev_max_pairs=50,
-    device="cpu",
     length_window=WINDOW,
 )
 
 
 def _trainer(small_subwords, small_tokenizer, checkpoints: Path, **overrides) -> Trainer:
-    return Trainer(
-        TrainSettings(**{**SETTINGS, **overrides}),
-        ModelSpec("scratch", small_tokenizer, shape=tiny_shape()),
-        {lang: p["train"] for lang, p in small_subwords.items()},
-        {lang: p["dev"] for lang, p in small_subwords.items()},
-        checkpoints,
-    )
+    return scratch_trainer(small_subwords, small_tokenizer, checkpoints, {**SETTINGS, **overrides})
 
 
 class Killed(Exception):
@@ -167,3 +167,66 @@ def test_mlm_refuses_length_windows(small_subwords, small_tokenizer, tmp_path):
     config = {"runs": {"m": {"method": "mlm", "model": "xlmr", "train": {"length_window": 8}}}}
     with pytest.raises(ConfigError, match=r"`runs.m.train.length_window` sorts the pairs"):
         validate(config, ROOT / "workflow" / "schemas" / "config.schema.yaml")
+
+
+# -- pretraining's language sampling and monolingual batches -------------------------------
+
+
+def test_language_probabilities_by_hand():
+    # de 100, kk 400 sentences, English 1000 capped at the largest other (400):
+    # p = (100, 400, 400) / 900, α = 0.5: q ∝ (1, 2, 2) → (0.2, 0.4, 0.4).
+    q = language_probabilities(np.array([100, 400, 1000]), 0.5, english=2)
+    np.testing.assert_allclose(q, [0.2, 0.4, 0.4])
+    np.testing.assert_allclose(language_probabilities(np.array([1, 3]), 1.0, None), [0.25, 0.75])
+    np.testing.assert_allclose(language_probabilities(np.array([1, 3, 0]), 0.0, 1), [0.5, 0.5, 0])
+
+
+def _pairs() -> Pairs:
+    """de: 3 pairs, kk: 2; the English "hello" (ids 20 21) translates a de and a kk sentence."""
+    return Pairs(
+        xx=ragged([[5], [6], [7], [8], [9]]),
+        en=ragged([[20, 21], [22], [23], [20, 21], [24]]),
+        lang=np.array([0, 0, 0, 1, 1], dtype=np.int16),
+        langs=("de", "kk"),
+    )
+
+
+def test_monolingual_keeps_each_side_and_english_once():
+    pool = monolingual(_pairs())
+    assert pool.langs == ("de", "kk", "en")
+    assert pool.counts().tolist() == [3, 2, 4]  # four distinct English sentences
+    english = [pool.sentences.row(i).tolist() for i in np.flatnonzero(pool.lang == 2)]
+    assert sorted(english) == [[20, 21], [22], [23], [24]]
+    # de 0 and kk 3 share the meaning of "hello": the same id as the English sentence.
+    hello = next(i for i in np.flatnonzero(pool.lang == 2) if pool.sentences.row(i)[0] == 20)
+    assert pool.meaning[0] == pool.meaning[3] == pool.meaning[hello]
+    assert len(set(pool.meaning.tolist())) == 4
+
+
+def test_monolingual_batches_never_hold_a_sentence_with_its_translation():
+    pool = monolingual(_pairs())
+    sampler = LanguageSampler(pool, np.array([0.4, 0.2, 0.4]), seed=5)
+    for _ in range(300):
+        index = sampler.take(4)
+        assert len(set(pool.meaning[index].tolist())) == len(index)
+    assert sampler.dropped > 0  # collisions happen in so small a pool, and were dropped
+
+
+def test_language_sampler_follows_the_probabilities_and_resumes_exactly():
+    rng = np.random.default_rng(0)
+    sizes = {"de": 500, "kk": 50}
+    xx = ragged([[int(t)] for t in rng.integers(5, 1000, size=550)])
+    en = ragged([[1000 + i] for i in range(550)])  # every English sentence distinct
+    lang = np.repeat([0, 1], list(sizes.values())).astype(np.int16)
+    pool = monolingual(Pairs(xx, en, lang, tuple(sizes)))
+    q = language_probabilities(pool.counts(), 0.3, english=2)
+    sampler = LanguageSampler(pool, q, seed=1)
+    drawn = np.concatenate([sampler.take(64) for _ in range(200)])
+    shares = np.bincount(pool.lang[drawn], minlength=3) / len(drawn)
+    np.testing.assert_allclose(shares, q, atol=0.02)
+    # Resumed from its state, a sampler continues with the same draws.
+    state = sampler.state()
+    upcoming = [sampler.take(64) for _ in range(5)]
+    resumed = LanguageSampler(pool, q, seed=1, **state)
+    for expected in upcoming:
+        np.testing.assert_array_equal(resumed.take(64), expected)

@@ -22,24 +22,21 @@ import pytest
 import torch
 import torch.distributed as dist
 from safetensors.torch import load_file
-from support import tiny_shape
+from support import tiny_shape, train_settings
 from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
 
 from xlsent.train import distributed
 from xlsent.train.loop import Trainer, batch_builder
 from xlsent.train.settings import ModelSpec, TrainSettings
 
-SETTINGS = dict(
+# Each run sets its micro-batch (METHODS).
+SETTINGS = train_settings(
     seed=5,
-    max_length=16,
-    lr=1e-3,
-    batch_size=32,
     max_steps=4,
     eval_every=100,
     checkpoint_every=2,
     log_every=1,
     dev_max_pairs=20,
-    device="cpu",
 )
 # What each method's runs change. Each of two processes takes 8 pairs a pass; the one process
 # it is compared with, the micro-batch that sees the same pairs in each loss:
@@ -171,7 +168,7 @@ def test_two_processes_train_what_one_process_trains(
     train, dev = _inputs(method, small_subwords, small_word_spans)
     changes, micro = METHODS[method]
     single = Trainer(
-        TrainSettings(**SETTINGS, **changes, micro_batch_size=micro),
+        TrainSettings(**{**SETTINGS, **changes, "micro_batch_size": micro}),
         ModelSpec("pretrained", small_tokenizer, pretrained_dir=dropout_free_model),
         train,
         dev,
@@ -194,7 +191,7 @@ def test_two_processes_train_what_one_process_trains(
     assert moved < 0.01, f"{moved:.2%} of the weights moved apart"
     if method == "tr":  # what a real difference looks like: the pairs of another seed
         other = Trainer(
-            TrainSettings(**{**SETTINGS, "seed": 6}, micro_batch_size=16),
+            TrainSettings(**{**SETTINGS, "seed": 6, "micro_batch_size": 16}),
             ModelSpec("pretrained", small_tokenizer, pretrained_dir=dropout_free_model),
             train,
             dev,

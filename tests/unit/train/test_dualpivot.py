@@ -1,7 +1,8 @@
-"""Dual-pivot transfer (Tien & Steinert-Threlkeld 2022): its losses against hand-computed
-values, the head over a frozen encoder, the caching of pooled states, unpaired batches, the
-authors' schedule (epochs, early stopping on the dev loss, a step cap) and its settings, and a
-trained head saved and loaded through the evaluation's encoder interface."""
+"""Dual-pivot transfer (Tien & Steinert-Threlkeld 2022): the head over a frozen encoder, the
+caching of pooled states, unpaired batches, the authors' schedule (epochs, early stopping on
+the dev loss, a step cap) and its settings, and a trained head saved and loaded through the
+evaluation's encoder interface (its losses by hand:
+tests/unit/losses/test_{triplet,critic,cycle}.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,6 @@ from support import ROOT
 from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaTokenizerFast
 
 from xlsent.config import ConfigError, dualpivot_settings, load, validate
-from xlsent.losses.critic import critic_loss
-from xlsent.losses.cycle import cycle_loss
-from xlsent.losses.triplet import triplet_ranking_loss
 from xlsent.models import dualpivot as dp
 from xlsent.models.load import load_encoder
 from xlsent.train.dualpivot import (
@@ -60,58 +58,6 @@ def pairs(n: int, seed: int = 0) -> tuple[list[list[int]], list[list[int]]]:
         xx.append([int(t) for t in rng.permutation([*content, *rng.integers(5, 15, size=4)])])
         en.append([int(t) for t in rng.permutation([*content, *rng.integers(15, 25, size=4)])])
     return xx, en
-
-
-# The losses ---------------------------------------------------------------------------------
-
-
-def test_triplet_with_the_hardest_negative_by_hand():
-    # s(a_i, b_j): positives 0.9, 0.5, 0.8 on the diagonal.
-    sim = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.5, 0.6], [0.3, 0.4, 0.8]])
-    no_random = torch.zeros(3, 0, dtype=torch.long)
-    # Hardest b for a_i (row max off the diagonal): 0.7, 0.6, 0.4; hardest a for b_j
-    # (column max): 0.3, 0.4, 0.7. With α = 0.2, each pair's two hinges:
-    # pair 0: max(0, .2-.9+.7)=0, max(0, .2-.9+.3)=0; pair 1: .2-.5+.6=.3, .2-.5+.4=.1;
-    # pair 2: .2-.8+.4=0 (−0.2), .2-.8+.7=.1.  Mean over pairs: (0 + .4 + .1) / 3.
-    loss = triplet_ranking_loss(sim, no_random, margin=0.2)
-    assert loss.item() == pytest.approx(0.5 / 3)
-
-
-def test_triplet_random_negatives_by_hand():
-    sim = torch.tensor([[0.9, 0.2, 0.7], [0.1, 0.5, 0.6], [0.3, 0.4, 0.8]])
-    # One random negative per pair: pair 0 → index 1, pair 1 → 0, pair 2 → 0.
-    rand = torch.tensor([[1], [0], [0]])
-    # Extra hinges with α = 0: s(a_i, b_r) − s_ii and s(a_r, b_i) − s_ii, clamped at 0:
-    # pair 0: .2-.9, .1-.9 → 0; pair 1: .1-.5, .2-.5 → 0; pair 2: .3-.8, .7-.8 → 0.
-    # Hardest at α = 0: pair 1: .6-.5=.1 (b), .4-.5<0; pair 2: .4-.8<0, .7-.8<0.
-    assert triplet_ranking_loss(sim, rand, margin=0.0).item() == pytest.approx(0.1 / 3)
-    # The authors' variant: the hardest always, random ones only inside the margin (none
-    # here at α = 0), averaged: hardest differences (−.2, −.6, .1, −.1, −.4, −.1) → mean.
-    code = triplet_ranking_loss(sim, rand, margin=0.0, hinge=False)
-    assert code.item() == pytest.approx((-0.2 - 0.6 + 0.1 - 0.1 - 0.4 - 0.1) / 6)
-
-
-def test_critic_loss_by_hand():
-    source, target = torch.tensor([1.0, 3.0]), torch.tensor([0.5, -0.5, 1.5])
-    assert critic_loss(source, target).item() == pytest.approx(2.0 - 0.5)
-
-
-def test_cycle_loss_is_two_triplet_losses_by_hand():
-    identity = torch.eye(2)
-    cos, sin = math.cos(0.3), math.sin(0.3)
-    # G(F(y_s)) rotates the two source vectors by 0.3 rad; F(G(y_t)) = y_t exactly.
-    rotated = torch.tensor([[cos, -sin], [sin, cos]])
-    none = torch.zeros(2, 0, dtype=torch.long)
-    loss = cycle_loss(identity, rotated, identity, identity, none, none, margin=1.0)
-    # Source: S = y_s · cycled^T = [[cos, sin], [−sin, cos]]. Pair 0: its hardest cycled
-    # negative scores sin (hinge 1 − cos + sin), its hardest source negative −sin (hinge
-    # 1 − cos − sin < 0 → 0); pair 1 the mirror image. Target: S = I, hinges 1 − 1 + 0 = 0.
-    assert loss.item() == pytest.approx(1 - cos + sin)
-    # The authors' criterion (`dualpivot.hinge: false` switches L_cycle as it does L_sup): the
-    # mean of s(neg) − s(pos) over the hardest negatives. Source: pair 0's sin − cos and
-    # −sin − cos, pair 1's the mirror image, mean −cos; target: 0 − 1 four times, mean −1.
-    code = cycle_loss(identity, rotated, identity, identity, none, none, margin=1.0, hinge=False)
-    assert code.item() == pytest.approx(-cos - 1)
 
 
 # The head -----------------------------------------------------------------------------------

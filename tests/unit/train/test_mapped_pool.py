@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from support import tiny_shape
+from support import scratch_trainer, train_settings
 
 from xlsent.ragged import Ragged
 from xlsent.train import data, loop
@@ -28,7 +28,6 @@ from xlsent.train.data import (
     monolingual,
 )
 from xlsent.train.distributed import World
-from xlsent.train.loop import Trainer
 from xlsent.train.mapped_pool import (
     MANIFEST,
     POOL,
@@ -36,7 +35,6 @@ from xlsent.train.mapped_pool import (
     mapped_pairs,
     mapped_word_aligned,
 )
-from xlsent.train.settings import ModelSpec, TrainSettings
 
 
 def _train(small_subwords) -> dict[str, Path]:
@@ -283,10 +281,7 @@ def test_the_first_process_writes_the_pool_and_the_others_wait_for_it(small_subw
         assert all(_same_array(a, b) for a, b in zip(got, expected, strict=True)), rank
 
 
-SETTINGS = dict(
-    seed=7,
-    max_length=16,
-    lr=1e-3,
+SETTINGS = train_settings(
     batch_size=16,
     micro_batch_size=8,
     max_steps=4,
@@ -294,18 +289,12 @@ SETTINGS = dict(
     checkpoint_every=4,
     log_every=2,
     dev_max_pairs=50,
-    device="cpu",
 )
 
 
 def _trained(method: str, train: dict[str, Path], small_subwords, small_tokenizer, checkpoints):
-    trainer = Trainer(
-        TrainSettings(**SETTINGS, method=method),
-        ModelSpec("scratch", small_tokenizer, shape=tiny_shape()),
-        train,
-        {lang: p["dev"] for lang, p in small_subwords.items()},
-        checkpoints,
-    )
+    settings = {**SETTINGS, "method": method}
+    trainer = scratch_trainer(small_subwords, small_tokenizer, checkpoints, settings, train=train)
     trainer.run()
     return trainer
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from support import scratch_objectives, tiny_encoder, tiny_shape
+from support import scratch_objectives, scratch_trainer, tiny_encoder, tiny_shape, train_settings
 from transformers import AutoModel
 
 from xlsent.losses.rtl import representation_translation_loss
@@ -17,7 +17,7 @@ from xlsent.train.collate import Tokens
 from xlsent.train.data import Pairs, load_word_aligned
 from xlsent.train.loop import Preempted, Trainer
 from xlsent.train.objectives import Objectives
-from xlsent.train.settings import ModelSpec, TrainSettings
+from xlsent.train.settings import TrainSettings
 
 SHAPE = tiny_shape(layers=2)
 
@@ -166,11 +166,9 @@ def test_language_embeddings_are_token_types_that_survive_saving(small_tokenizer
 
 
 def _wacse_trainer(small_word_spans, small_subwords, small_tokenizer, checkpoints, **overrides):
-    settings = dict(
+    settings = train_settings(
         seed=3,
         method="wacse",
-        max_length=16,
-        lr=1e-3,
         batch_size=16,
         micro_batch_size=8,
         max_steps=6,
@@ -178,15 +176,15 @@ def _wacse_trainer(small_word_spans, small_subwords, small_tokenizer, checkpoint
         checkpoint_every=2,
         log_every=1,
         dev_max_pairs=50,
-        device="cpu",
         language_embeddings=True,
     )
-    return Trainer(
-        TrainSettings(**{**settings, **overrides}),
-        ModelSpec("scratch", small_tokenizer, shape=SHAPE),
-        small_word_spans,
-        {lang: p["dev"] for lang, p in small_subwords.items()},
+    return scratch_trainer(
+        small_subwords,
+        small_tokenizer,
         checkpoints,
+        {**settings, **overrides},
+        shape=SHAPE,
+        train=small_word_spans,
     )
 
 
@@ -326,3 +324,47 @@ def test_daps_tlm_rows_reach_the_encoder_with_each_sides_positions(kind, positio
     real = lm.mask.bool()
     assert torch.allclose(ours[real], expected[real], atol=1e-6)
     assert not torch.allclose(ours[real], default[real], atol=1e-3)
+
+
+# -- `train.compile`: the training passes through torch.compile ---------------------------------
+COMPILE_SETTINGS = train_settings(
+    seed=3,
+    max_steps=3,
+    eval_every=3,
+    checkpoint_every=3,
+    log_every=1,
+    dev_max_pairs=20,
+    precision="fp32",
+)
+
+
+def _compile_trainer(small_subwords, small_tokenizer, checkpoints, **settings) -> Trainer:
+    return scratch_trainer(
+        small_subwords, small_tokenizer, checkpoints, {**COMPILE_SETTINGS, **settings}, shape=SHAPE
+    )
+
+
+@pytest.mark.slow  # inductor compiles the tiny encoder's two graphs in about a minute on 2 cores
+def test_a_compiled_run_trains_as_the_uncompiled_one_to_rounding(
+    small_subwords, small_tokenizer, tmp_path
+):
+    """`train.compile`: the encoder's training passes through torch.compile give the losses
+    and weights of the uncompiled run to rounding (dropout on, TR cached over two
+    micro-batches, so the compiled pass without a graph and the one with a graph replay the
+    same masks), leave the checkpoint's names and dev P@1's encoder as they are."""
+    torch.set_num_threads(1)
+    plain = _compile_trainer(small_subwords, small_tokenizer, tmp_path / "plain")
+    plain.run()  # before the other is built: each draws from the seed its building sets
+    compiled = _compile_trainer(
+        small_subwords, small_tokenizer, tmp_path / "compiled", compile=True
+    )
+    compiled.run()
+    assert plain.objective._compiled is None and compiled.objective._compiled is not None
+    losses = [[e["loss"] for e in t.history if "loss" in e] for t in (plain, compiled)]
+    assert len(losses[0]) == 3
+    assert losses[1] == pytest.approx(losses[0], abs=1e-5)
+    ours, theirs = compiled.objective.state_dict(), plain.objective.state_dict()
+    assert list(ours) == list(theirs)
+    for name, value in theirs.items():
+        torch.testing.assert_close(ours[name], value, rtol=1e-4, atol=1e-5, msg=name)
+    assert compiled.best["dev_p1"] == plain.best["dev_p1"]

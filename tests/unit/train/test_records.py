@@ -8,11 +8,10 @@ import importlib.util
 import json
 
 import pytest
-from support import tiny_shape
+from support import scratch_trainer, train_settings
 
 from xlsent.train.loop import Trainer
 from xlsent.train.records import TrainRecords, scalars
-from xlsent.train.settings import ModelSpec, TrainSettings
 
 HAS_TENSORBOARD = importlib.util.find_spec("tensorboard") is not None
 
@@ -50,26 +49,17 @@ def test_the_live_log_restarts_from_the_history_and_appends(tmp_path):
 
 
 def _trainer(small_subwords, small_tokenizer, checkpoints, **overrides) -> Trainer:
-    settings = dict(
-        seed=7,
-        max_length=16,
+    settings = train_settings(
+        lr=5e-5,  # TrainSettings' default
         batch_size=16,
-        micro_batch_size=16,
         max_steps=2,
         eval_every=2,
         checkpoint_every=2,
         log_every=1,
         dev_max_pairs=50,
-        device="cpu",
         tensorboard=True,
     )
-    return Trainer(
-        TrainSettings(**{**settings, **overrides}),
-        ModelSpec("scratch", small_tokenizer, shape=tiny_shape()),
-        {lang: p["train"] for lang, p in small_subwords.items()},
-        {lang: p["dev"] for lang, p in small_subwords.items()},
-        checkpoints,
-    )
+    return scratch_trainer(small_subwords, small_tokenizer, checkpoints, {**settings, **overrides})
 
 
 @pytest.mark.skipif(not HAS_TENSORBOARD, reason="the optional tensorboard package")

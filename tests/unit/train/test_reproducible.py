@@ -5,7 +5,7 @@ and the kernel that did not, WTR's backward on two threads, now adds in a fixed 
 On a CPU the thread count and the machine's load must not change a result: the trainers run
 PyTorch's deterministic algorithms there (`xlsent.train.reproducible`). Word-vector runs are
 the exception by design (Hogwild on more than one thread; `bisent2vec.threads: 1` is
-reproducible: test_bisent2vec.py).
+reproducible: tests/unit/bisent2vec/test_bisent2vec.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from support import tiny_shape
+from support import tiny_shape, train_settings
 
 from xlsent.losses.wtr import word_translation_ranking_loss
 from xlsent.train.objectives import word_vectors
@@ -26,18 +26,13 @@ from xlsent.train.reproducible import fixed_reduction_order
 
 pytestmark = pytest.mark.slow
 
-SETTINGS = dict(
-    seed=7,
-    max_length=16,
-    lr=1e-3,
+SETTINGS = train_settings(
     batch_size=64,
     micro_batch_size=64,
     max_steps=8,
     eval_every=8,
     checkpoint_every=8,
-    log_every=4,
     dev_max_pairs=50,
-    device="cpu",
 )
 # Each method's own settings beside SETTINGS (tr-tlm: TLM on the joined pairs; dap: a
 # one-layer RTL head; wacse: all three of eq. 11's losses).

@@ -8,23 +8,18 @@ from pathlib import Path
 
 import pytest
 import torch
-from support import tiny_shape
+from support import scratch_trainer, tiny_shape, train_settings
 
 from xlsent.train.loop import Trainer
-from xlsent.train.settings import ModelSpec, TrainSettings
 from xlsent.train.speed import FIELDS, Throughput, known_gpu, mfu, peak_tflops
 
-SETTINGS = dict(
-    seed=7,
-    max_length=16,
-    batch_size=32,
-    micro_batch_size=16,
+SETTINGS = train_settings(
+    lr=5e-5,  # TrainSettings' default
     max_steps=2,
     eval_every=2,
     checkpoint_every=2,
     log_every=1,
     dev_max_pairs=50,
-    device="cpu",
 )
 
 
@@ -99,13 +94,7 @@ def test_the_throughput_of_the_steps_since_the_last_line():
 
 
 def _trainer(small_subwords, small_tokenizer, checkpoints: Path, **overrides) -> Trainer:
-    return Trainer(
-        TrainSettings(**{**SETTINGS, **overrides}),
-        ModelSpec("scratch", small_tokenizer, shape=tiny_shape()),
-        {lang: p["train"] for lang, p in small_subwords.items()},
-        {lang: p["dev"] for lang, p in small_subwords.items()},
-        checkpoints,
-    )
+    return scratch_trainer(small_subwords, small_tokenizer, checkpoints, {**SETTINGS, **overrides})
 
 
 def test_a_step_counts_its_real_tokens_and_its_model_flops(
