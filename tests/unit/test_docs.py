@@ -238,7 +238,8 @@ def test_the_stage_map_has_a_row_for_every_stage_and_names_what_exists():
     """development.md's "Finding your way": a row for every stage of `xlsent --help` (its
     commands module, `xlsent.cli.STAGES`) and for every rule file (one that holds rules, not
     only input functions); every module, package and test it names exists (a module by its
-    path below `src/xlsent/` or a package of it, a test file anywhere under `tests/`)."""
+    path below `src/xlsent/` or a package of it, a test file or directory by its path below
+    `tests/unit/`, or below the repository where it starts with `tests/`)."""
     from xlsent.cli import STAGES
 
     text = (ROOT / "docs" / "development.md").read_text()
@@ -263,7 +264,6 @@ def test_the_stage_map_has_a_row_for_every_stage_and_names_what_exists():
     ]
     package = ROOT / "src" / "xlsent"
     sources = [path.relative_to(ROOT).as_posix() for path in package.rglob("*")]
-    tests = {path.name for path in (ROOT / "tests").rglob("test_*.py")}
     for row in rows:
         for token in re.findall(r"`([^`\s]+\.py|[^`\s]+/)`", row[3]):
             # A path below src/xlsent/ (or csrc/), or one below a package the row names.
@@ -271,17 +271,21 @@ def test_the_stage_map_has_a_row_for_every_stage_and_names_what_exists():
                 f"/{source}".endswith(f"/{token.rstrip('/')}") for source in sources
             ):
                 missing.append(f"{row[0]}: {token}")
-        for token in re.findall(r"`([^`\s]+\.py)`", row[4]):
-            missing += [
-                f"{row[0]}: {name}" for name in _expand(token) if Path(name).name not in tests
-            ]
+        for token in re.findall(r"`([^`\s]+\.py|[^`\s]+/)`", row[4]):
+            missing += [f"{row[0]}: {name}" for name in _expand(token) if not _test_path(name)]
     assert not missing
+
+
+def _test_path(name: str) -> bool:
+    """Whether the test file or directory `name` exists: a path below `tests/unit/`, or below
+    the repository where it starts with `tests/`."""
+    return (ROOT / name if name.startswith("tests/") else ROOT / "tests" / "unit" / name).exists()
 
 
 def test_the_method_map_names_what_exists():
     """development.md's "Finding a method's parts": every `module:function` (and the bare
     names after it, of the same module), input function (in common.smk or a stage's own rule
-    file; and the rule calling it) and core test it names exists."""
+    file; and the rule calling it), core test and test file it names exists."""
     text = (ROOT / "docs" / "development.md").read_text()
     section = text[text.index("## Finding a method's parts") : text.index("Which run kind")]
     rows = [
@@ -294,7 +298,7 @@ def test_the_method_map_names_what_exists():
     rules = "".join(path.read_text() for path in common.parent.glob("*.smk"))
     missing = []
     for row in rows:
-        _, _, _, _, code, inputs, _, core, _, _ = row.split("|")
+        _, _, _, _, code, inputs, _, core, tests, _ = row.split("|")
         for group in code.split(";"):
             module = None
             for token in re.findall(r"`([^`]+)`", group):
@@ -311,9 +315,11 @@ def test_the_method_map_names_what_exists():
             defined = any(_defines(path, name) for path in common.parent.glob("*.smk"))
             if not defined and f"rule {name}:" not in rules:  # or its rule
                 missing.append(f"common.smk:{name}")
-        for file, test in re.findall(r"`(\w+\.py)::(\w+)`", core):
-            if not _defines(ROOT / "tests" / "unit" / file, test):
+        for file, test in re.findall(r"`([\w/]+\.py)::(\w+)`", core):
+            if not _test_path(file) or not _defines(ROOT / "tests" / "unit" / file, test):
                 missing.append(f"{file}::{test}")
+        for token in re.findall(r"`([^`\s]+\.py)`", tests):
+            missing += [name for name in _expand(token) if not _test_path(name)]
     assert not missing
 
 

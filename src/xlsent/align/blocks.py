@@ -13,7 +13,7 @@ aligner, its settings, the shard's index and size, and the content of the inputs
 model); under any other, the directory is emptied first. A block is a whole number of the
 aligner's chunks (`chunk_pairs`), within which it sorts and batches pairs, so its batches,
 and its links, are those of the job that aligns the shard at once: the resumed shard is the
-same bytes (tests/unit/test_align_blocks.py). On a GPU of another kind than the killed
+same bytes (tests/unit/align/test_blocks.py). On a GPU of another kind than the killed
 job's, the resumed blocks' links are that GPU's, as a job started there would have had.
 
 eflomal has no blocks: its links come from statistics over the whole shard (and the pairs it

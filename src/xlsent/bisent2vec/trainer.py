@@ -50,7 +50,7 @@ class Bisent2vecSettings:
     required flags (`flags`; it has no defaults of its own).
 
     The workflow's config schema validates them (ranges included) and holds their defaults
-    (the reference trainer's; the paper ran dim 300); tests/unit/test_settings.py checks that
+    (the reference trainer's; the paper ran dim 300); tests/unit/config/test_schema.py checks that
     these defaults are the schema's.
 
     `word_ngrams` 1 trains unigrams only, 2 adds bigrams (the paper's "uni." and "uni. + bi.");

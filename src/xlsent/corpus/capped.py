@@ -29,7 +29,7 @@ the cap smallest keys among a source's kept pairs are a uniform random sample of
 without replacement, as DAP's shuffle and `sample.per_source_caps`' draw are; which sample
 differs (those draws index the kept pairs, whose number is known only once every pair is
 tokenized). A cap at least a source's kept pairs keeps all of them: `clean`'s rows and
-counts exactly (tests/unit/test_capped.py). The train/dev draw of `xlsent.corpus.sample`
+counts exactly (tests/unit/corpus/test_capped.py). The train/dev draw of `xlsent.corpus.sample`
 follows over the pairs kept, every source then within its cap.
 
 Counts: the text filters count every pair; the token filters and `duplicate` count the

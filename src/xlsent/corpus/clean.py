@@ -38,8 +38,9 @@ the output (removed at the end):
    the repeats, numbered from 0.
 
 The output is the same, row for row, as that of a pair-by-pair loop over the filters as
-written above (tests/unit/test_clean.py holds the before's numbers for the real corpus;
-tests/unit/test_dap_filters.py sets DAP's filters beside its code's function, pair by pair).
+written above (tests/unit/corpus/test_clean.py holds the before's numbers for the real
+corpus; tests/unit/corpus/test_dap_filters.py sets DAP's filters beside its code's function,
+pair by pair).
 Memory does not grow with the corpus: the blocks being read (16 MiB a side), a batch of at
 most `batch_size` pairs, a partition chunk of 2M (hash, position) rows with its hash table,
 the median's 2^17 counts, a read buffer per partition: about 300 MiB above the

@@ -23,7 +23,7 @@ the lines that these facts cannot settle. Each fact is exact, never a heuristic:
   they when one side is ASCII and the other has a letter beyond ASCII (NON_ASCII_LETTER),
   whose letters are not all ASCII. Only the other pairs are compared in full.
 
-tests/unit/test_pair_filters.py checks each of these on every code point.
+tests/unit/corpus/test_pair_filters.py checks each of these on every code point.
 """
 
 from __future__ import annotations

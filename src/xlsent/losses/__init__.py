@@ -1,6 +1,6 @@
 """Training objectives, one per module: pure tensor functions, each with its paper's equation,
 how it relates to the others ("Relations:") and a worked example ("Example:", run as a
-doctest by `tests/unit/test_loss_examples.py`).
+doctest by `tests/unit/losses/test_losses.py`).
 
 Sentence encoders (`xlsent.train.objectives` weighs these per method):
 - `tr`: translation ranking, in-batch negatives over sentence vectors (WACSE eq. 9–10, DAP

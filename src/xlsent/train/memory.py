@@ -10,7 +10,7 @@ Slurm's `--mem` is per node; on a node the job holds:
   data: per value of each column the pool keeps (`VALUE_BYTES`: subword ids and word-span
   bounds as int32, a link as two int32), an int64 row offset per column per pair and an int16
   language per pair (`LANG_BYTES`). That is the size of the pool's files exactly, before
-  truncation to `max_length`, which only shortens them (`tests/unit/test_train_memory.py`
+  truncation to `max_length`, which only shortens them (`tests/unit/train/test_memory.py`
   checks it on real files). At max_length 32 and 19 subwords a side on average, 151 B a pair
   for TR and 487 B for WACSE (synthetic pairs, as below): 4.2 and 13.6 GiB at 30M pairs.
 - `BUILD_BYTES`: what the first process holds on top while it writes the pool, a batch of

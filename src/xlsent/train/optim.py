@@ -8,7 +8,8 @@ head) barely moves at the small rate that fine-tunes the encoder.
 On a GPU the update is PyTorch's fused kernel (`fused`): the whole AdamW update in one
 kernel per chunk of tensors, where the default (`foreach`) launches one per arithmetic step
 of it; the same AdamW to rounding. On a CPU it stays PyTorch's default, so that a CPU run
-keeps its bytes (the fused CPU kernel agrees with it to rounding: tests/unit/test_optim.py)."""
+keeps its bytes (the fused CPU kernel agrees with it to rounding:
+tests/unit/train/test_optim.py)."""
 
 from __future__ import annotations
 
