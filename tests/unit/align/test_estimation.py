@@ -32,18 +32,15 @@ DE = ["das", "Haus", "ist", "klein", "grün", "Katze", "sieht", "ein", "Hund", "
 SETTINGS = {"symmetrize": "grow_diag_final_and", "max_words": 128, "seed": 0}
 
 
-def _old_estimation_pairs(
-    corpus: Path, words: Path, index: int, shard_size: int, total: int, wanted: int
-) -> list[SentencePair]:
-    """`xlsent.align.job._estimation_pairs` before the pairs beyond the cap, as it was."""
-    extra: list[SentencePair] = []
-    n_shards = shard_count(total, shard_size)
-    others = sorted((i for i in range(n_shards) if i != index), key=lambda i: abs(i - index))
-    for other in others:
-        if len(extra) >= wanted:
-            break
-        extra += read_pairs(corpus, words, other, shard_size)[1][: wanted - len(extra)]
-    return extra
+def _shards(paths: dict[str, Path], shard_size: int, order: list[int]) -> list[SentencePair]:
+    """The pairs of the language's shards `order`, one after the other: what a shard borrows
+    from its neighbours, nearest first (a tie: the lower index), before any pair beyond the
+    cap, written out by hand for each case."""
+    return [
+        pair
+        for index in order
+        for pair in read_pairs(paths["train"], paths["words"], index, shard_size)[1]
+    ]
 
 
 def _clean(path: Path, n: int) -> None:
@@ -136,7 +133,7 @@ def test_other_shards_come_first(tmp_path: Path) -> None:
     """Three shards of 40 pairs: shard 1 borrows its neighbours' 80, then 70 beyond."""
     paths = _language(tmp_path, 400, max_pairs=120, dev_pairs=30, mining_pairs=30)
     total = _rows(paths)
-    old = _old_estimation_pairs(paths["train"], paths["words"], 1, 40, total, 150)
+    old = _shards(paths, 40, [0, 2])
     extra, beyond = estimation_pairs(
         paths["train"], paths["words"], 1, 40, total, 150, _beyond(paths), seed=0
     )
@@ -150,9 +147,11 @@ def test_a_pool_without_pairs_beyond_its_splits_borrows_as_before(tmp_path: Path
     paths = _language(tmp_path, 300, max_pairs=1_000_000, dev_pairs=30)
     total = _rows(paths)
     assert total == 270
-    for index in range(shard_count(total, 100)):
+    assert shard_count(total, 100) == 3
+    # Every other shard is borrowed whole (1,000 wanted, 270 pairs in all), nearest first.
+    for index, neighbours in enumerate([[1, 2], [0, 2], [1, 0]]):
         wanted = 1000 - len(read_pairs(paths["train"], paths["words"], index, 100)[1])
-        old = _old_estimation_pairs(paths["train"], paths["words"], index, 100, total, wanted)
+        old = _shards(paths, 100, neighbours)
         new, beyond = estimation_pairs(
             paths["train"], paths["words"], index, 100, total, wanted, _beyond(paths), seed=0
         )
