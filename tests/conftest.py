@@ -1,8 +1,9 @@
-"""How `make test` shares its tests between two pytest workers (pytest-xdist, `--dist
-loadgroup`): each test module runs whole on one worker, so that a module's fixtures are made
-once, and the modules that read one costly session fixture run on one worker together: the demo
-and l10n runs (`demo_run`, `l10n_run`: minutes each) and the converted multilingual-e5-small
-(`me5_model`). Without xdist the marks do nothing.
+"""How `make test` shares its tests between its pytest workers (pytest-xdist, `--dist
+loadgroup`; three on 2 cores, the Makefile's `TEST_WORKERS`): each test module runs whole on
+one worker, so that a module's fixtures are made once, and the modules that read one costly
+session fixture run on one worker together: the demo and l10n runs (`demo_run`, `l10n_run`:
+minutes each) and the converted multilingual-e5-small (`me5_model`). Without xdist the marks
+do nothing.
 
 The groups are handed out in the order of the collection (`--no-loadscope-reorder`; xdist's
 own order puts the groups of most tests first, which sent the kill-anywhere and Slurm modules,
@@ -34,14 +35,14 @@ SHARED_FIXTURES = {
 GROUP = {module: group for group, modules in SHARED_FIXTURES.items() for module in modules}
 
 # The groups of a minute or more, longest first: their summed test times in a `make test` of
-# 2026-11-27 (logs/tests.xml, `tests/durations.py`), with both workers busy.
+# 2026-11-29 (logs/tests.xml, `tests/durations.py`), three workers on 2 cores.
 LONGEST_FIRST = (
-    "runs",  # 957 s
-    "workflow/test_kill_anywhere",  # 637 s
-    "me5",  # 290 s
-    "cluster/test_slurm",  # 275 s
-    "workflow/test_recovery_messages",  # 143 s
-    "unit/train/test_reproducible",  # 74 s
+    "runs",  # 1,207 s
+    "workflow/test_kill_anywhere",  # 1,001 s
+    "me5",  # 394 s
+    "cluster/test_slurm",  # 264 s
+    "workflow/test_recovery_messages",  # 257 s
+    "unit/train/test_reproducible",  # 92 s
 )
 
 
