@@ -13,7 +13,7 @@ point's name is appended before the kill, so that a test knows which point fired
 A training of several processes passes its points in each of them: `XLSENT_KILL_RANK` kills
 only the process of that rank (the others then see a peer die), and `XLSENT_TERM_LAUNCHER`
 makes the point send SIGTERM to the process's launcher (its parent) instead, as Slurm does
-when it preempts the job, and go on.
+when it preempts the job, and go on once the launcher has passed it back.
 """
 
 from __future__ import annotations
@@ -70,7 +70,15 @@ def kill_point(name: str) -> None:
         with open(log, "a") as f:
             f.write(f"{name}\n")
     if os.environ.get("XLSENT_TERM_LAUNCHER"):
+        # Preempted here, not a step or two later: wait for the SIGTERM the launcher passes
+        # on, then let this process's handler take it, so that the processes agree to stop
+        # at this step. Without the wait, a short run on a busy machine could finish its last
+        # steps before the launcher's signal arrived, and export instead of stopping.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         os.kill(os.getppid(), signal.SIGTERM)
+        signal.sigtimedwait({signal.SIGTERM}, 60)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        signal.raise_signal(signal.SIGTERM)
         return
     for pid in reversed(_descendants(os.getpid())):
         with contextlib.suppress(ProcessLookupError):  # ended meanwhile
