@@ -78,6 +78,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _NoPandas:
+    """A finder that answers an import of pandas with ModuleNotFoundError (`sys.meta_path`)."""
+
+    @staticmethod
+    def find_spec(name: str, *_) -> None:
+        if name == "pandas":
+            raise ModuleNotFoundError("pandas: not imported by xlsent's jobs", name=name)
+
+
+def without_pandas() -> None:
+    """Run this process as if pandas were not installed.
+
+    pyarrow imports pandas (a quarter of a CPU-second, twice that on a busy machine) at its
+    first conversion from Python or numpy (`pa.table` of lists, `pa.array`, `to_numpy`): in
+    nearly every job, though no job holds a pandas object, and the demo runs about 200 jobs.
+    Its Python side asks once and keeps the answer, which is settled here while an import of
+    pandas fails; its C++ side asks at every conversion, which `sys.modules["pandas"] = None`
+    (Python's own way to mark a module absent) answers at once. `importlib.util.find_spec`
+    then says pandas is not installed, so libraries that can do without it do. A command
+    whose libraries need pandas (MTEB's `datasets`) sets `pandas=True` and skips this.
+    """
+    import pyarrow.lib
+
+    if "pandas" in sys.modules:
+        return
+    finder = _NoPandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        pyarrow.lib._pandas_api.have_pandas  # noqa: B018 (the lookup makes pyarrow ask)
+    finally:
+        sys.meta_path.remove(finder)
+    sys.modules["pandas"] = None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run one subcommand; a known failure is one log line and exit 2, a bug its traceback."""
     parser = build_parser()
@@ -101,6 +135,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)
     from xlsent.failures.errors import XlsentError
     from xlsent.io import describe_os_error
+
+    if not getattr(args, "pandas", False):
+        without_pandas()
 
     try:
         args.handler(args)

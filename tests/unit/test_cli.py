@@ -2,6 +2,7 @@ import os
 import subprocess
 import sys
 
+import polars as pl
 from support import clean_kk_args
 
 
@@ -46,3 +47,49 @@ def test_jobs_let_waiting_openmp_threads_sleep_unless_the_user_says_otherwise():
             [sys.executable, "-c", script], env=run_env, capture_output=True, text=True, check=True
         )
         assert out.stdout.strip() == expected
+
+
+def test_a_process_without_pandas_converts_to_arrow_and_says_pandas_is_absent():
+    """What imported pandas in every job (a table of Python lists, a numpy array to Arrow
+    and back) does not after `without_pandas`, and libraries asking for pandas find none."""
+    script = """
+import importlib.util, sys
+import numpy as np, pyarrow as pa
+from xlsent.cli import without_pandas
+without_pandas()
+table = pa.table({"a": [1, 2], "b": pa.array(np.arange(2))})
+assert table.column("a").to_numpy().tolist() == [1, 2]
+assert sys.modules["pandas"] is None and importlib.util.find_spec("pandas") is None
+try:
+    import pandas
+except ModuleNotFoundError:
+    print("absent")
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["absent"]
+
+
+def test_a_job_runs_without_importing_pandas(tmp_path):
+    """The demo's clean job of kk, its imports timed: it writes its corpus, and pandas (which
+    its pyarrow calls imported before) is never loaded."""
+    settings = '{"max_length_ratio": 3.0, "min_tokens": 1, "style": "words"}'
+    out = tmp_path / "clean.parquet"
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-X", "importtime", "-m", "xlsent.cli", "clean", "--lang", "kk"),
+            *("--source", "demo", "--heldout-fraction", "0.2", "--settings", settings),
+            *("--out", str(out), "--stats", str(tmp_path / "stats.json")),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert pl.read_parquet(out).height > 1000
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "pyarrow" in imported and "pandas" in imported  # tried once, by pyarrow
+    assert "pandas.core.frame" not in imported  # never loaded

@@ -421,7 +421,7 @@ def _add_eval_mteb(sub: Subparsers) -> None:
     add_encoder_arguments(p)
     _add_run_arguments(p)
     p.add_argument("--out", required=True, help="the directory of MTEB's result JSON")
-    p.set_defaults(handler=eval_mteb)
+    p.set_defaults(handler=eval_mteb, pandas=True)  # MTEB's `datasets` needs pandas (cli.py)
 
 
 def eval_mteb(args: argparse.Namespace) -> None:
@@ -452,7 +452,7 @@ def _add_fetch_mteb(sub: Subparsers) -> None:
     p.add_argument("--tasks", nargs="+", required=True)
     p.add_argument("--langs", nargs="+", required=True)
     p.add_argument("--cache-dir", required=True, help="becomes evaluate.mteb.cache_dir")
-    p.set_defaults(handler=fetch_mteb)
+    p.set_defaults(handler=fetch_mteb, pandas=True)
 
 
 def fetch_mteb(args: argparse.Namespace) -> None:

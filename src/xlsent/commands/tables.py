@@ -324,7 +324,8 @@ def _add_figure_aligned_words(sub: Subparsers) -> None:
         "--corpora", nargs="+", required=True, help="LANG=the training pairs that were aligned"
     )
     _add_figure_arguments(p, pairs="word pairs in all", stats="the pairs")
-    p.set_defaults(handler=figure_aligned_words)
+    # scikit-learn looks pandas up in sys.modules (cli.py: without_pandas)
+    p.set_defaults(handler=figure_aligned_words, pandas=True)
 
 
 def figure_aligned_words(args: argparse.Namespace) -> None:
@@ -360,7 +361,8 @@ def _add_figure_tatoeba_tokens(sub: Subparsers) -> None:
     p.add_argument("--langs", nargs="+", required=True)
     add_tatoeba_text_argument(p)
     _add_figure_arguments(p, pairs="Tatoeba pairs in all", stats="the lines")
-    p.set_defaults(handler=figure_tatoeba_tokens)
+    # scikit-learn looks pandas up in sys.modules (cli.py: without_pandas)
+    p.set_defaults(handler=figure_tatoeba_tokens, pandas=True)
 
 
 def figure_tatoeba_tokens(args: argparse.Namespace) -> None:

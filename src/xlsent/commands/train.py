@@ -109,7 +109,8 @@ def _add_train(sub: Subparsers) -> None:
         help="the job's log, which stderr appends to (2>> LOG): a second job of the run, "
         "refused while this one runs, puts it back and appends its refusal",
     )
-    p.set_defaults(handler=train)
+    # The export's sentence-transformers imports `datasets`, which needs pandas (cli.py).
+    p.set_defaults(handler=train, pandas=True)
 
 
 def train(args: argparse.Namespace) -> None:
