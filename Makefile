@@ -50,8 +50,9 @@ system-deps:
 # Pytest workers (tests/conftest.py: which modules share one). The workflow tests spend much
 # of their time waiting on processes (Snakemake, Slurm, the kills), which another worker's
 # tests fill: on 2 cores, from a fresh clone at one head, `make test` took 1,728 s on two
-# workers (the test processes using 1.39 cores on average) and 1,433 s on three (1.78). The
-# unit tests wait on nothing: `make test-fast` took 97 s on two and 113 s on three.
+# workers (the test processes using 1.39 cores on average) and 1,433 s on three (1.78); at a
+# later head pytest took 1,335 s on three and 1,385 s on four (1.81 cores: the cores are full).
+# The unit tests wait on nothing: `make test-fast` took 97 s on two and 113 s on three.
 # Every test's duration goes to logs/tests.xml (JUnit XML); `tests/durations.py` lists the
 # slowest, or compares two runs' side by side.
 TEST_WORKERS ?= 3
