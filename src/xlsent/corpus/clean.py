@@ -292,11 +292,11 @@ def _write_kept(
             keep = band.holds(logratios, count=False)
             keep[duplicates.below(start + batch.num_rows) - start] = False
             start += batch.num_rows
-            rows = batch.filter(_arrow_bools(keep))
+            rows = batch.filter(pa.array(keep))
             per_source[source] += rows.num_rows
             ids = np.arange(kept, kept + rows.num_rows, dtype=np.int64)
             kept += rows.num_rows
-            id_column = pa.Array.from_buffers(pa.int64(), len(ids), [None, pa.py_buffer(ids)])
+            id_column = pa.array(ids)
             text = [rows.column(name).cast(pa.string()) for name in SENTENCES]
             sources = pa.repeat(source, rows.num_rows)
             writer.write_table(
@@ -304,9 +304,3 @@ def _write_kept(
             )
             kill_point("clean")
     return per_source
-
-
-def _arrow_bools(values: np.ndarray) -> pa.Array:
-    """A numpy bool array as Arrow (packed into bits; `pa.array` would import pandas)."""
-    packed = np.packbits(values, bitorder="little")
-    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(packed)])

@@ -314,8 +314,8 @@ class _Side:
 
 def fact(lines: pa.StructArray, name: str) -> np.ndarray:
     """One of the `line_facts` of a batch's lines, as a read-only view."""
-    # The facts are bools (as bytes) and int32s. Read from the buffer: to_numpy would import
-    # pandas (a second, once).
+    # The facts are bools (stored as bytes) and int32s: the buffer viewed as the numpy type,
+    # with no copy.
     field = lines.field(name)
     dtype = np.bool_ if field.type == pa.uint8() else np.int32
     values = np.frombuffer(field.buffers()[1], dtype=dtype)
