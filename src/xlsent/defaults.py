@@ -35,10 +35,16 @@ T = TypeVar("T")
 
 
 @functools.cache
-def schema() -> dict:
-    """The config schema, read once (by libyaml where PyYAML has it: a seventh of the time)."""
+def read_schema(path: Path) -> dict:
+    """The config schema at `path`, read once a process (by libyaml where PyYAML has it: a
+    seventh of the time; every Snakemake process validates the config against it)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(SCHEMA.read_text(), Loader=loader)
+    return yaml.load(path.read_text(), Loader=loader)
+
+
+def schema() -> dict:
+    """The workflow's config schema (`SCHEMA`)."""
+    return read_schema(SCHEMA)
 
 
 def properties(block: str) -> dict[str, dict]:

@@ -350,11 +350,12 @@ def _add_mining_set(sub: Subparsers) -> None:
 
 def mining_set(args: argparse.Namespace) -> None:
     from xlsent.evaluate import mining_set as builder
+    from xlsent.evaluate.mining_sizes import MiningSetSettings
     from xlsent.evaluate.retrieval import source_pairs
 
     _require_tatoeba_text(args)
     settings = settings_object(
-        builder.MiningSetSettings, json.loads(args.settings), "evaluate.bucc.heldout"
+        MiningSetSettings, json.loads(args.settings), "evaluate.bucc.heldout"
     )
     stats = {}
     for lang, path in lang_paths(args.pairs).items():

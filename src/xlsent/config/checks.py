@@ -31,6 +31,7 @@ from xlsent.config.runs import (
     training_processes,
 )
 from xlsent.config.schema import error_message, with_defaults
+from xlsent.defaults import read_schema
 from xlsent.failures.errors import ConfigError
 from xlsent.methods import (
     DUALPIVOT_METHODS,
@@ -57,7 +58,7 @@ def validate(config: dict, schema_path: str | Path) -> dict:
     Pure (it opens no file the config names): every process that parses the workflow, a
     cluster job's included, gets the same answer. The files are `check_paths`'s.
     """
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = read_schema(Path(schema_path).resolve())
     validator = with_defaults(jsonschema.Draft202012Validator)(schema)
     # The shallowest error first: an unknown section explains everything below it.
     errors = sorted(validator.iter_errors(config), key=lambda e: len(e.absolute_path))
@@ -603,7 +604,7 @@ def _check_mining(config: dict) -> None:
     larger k would make every sentence a neighbour. Refused here when the config alone says
     so; where only the data does (fewer pairs held out, ambiguous pairs dropped, another
     set's size), the job lowers k, and the table marks the languages and says so."""
-    from xlsent.evaluate.mining_set import MiningSetSettings, fewest_sentences
+    from xlsent.evaluate.mining_sizes import MiningSetSettings, fewest_sentences
 
     bucc = config["evaluate"]["bucc"]
     if not bucc["languages"] or bucc["source"] != "heldout" or bucc["heldout"]["from"] != "corpus":

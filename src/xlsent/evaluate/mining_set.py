@@ -20,13 +20,13 @@ import dataclasses
 import logging
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
 from xlsent.evaluate.bucc import BuccSplit, write_split
+from xlsent.evaluate.mining_sizes import MiningSetSettings, distractor_counts
 from xlsent.failures.errors import XlsentError
 from xlsent.failures.unreadable import reading
 
@@ -62,19 +62,12 @@ def unambiguous(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     return kept
 
 
-def _distractors(pairs: int, distractors: float) -> tuple[int, int]:
-    """How many of a split's `pairs` keep only their foreign sentence, and how many only
-    their English one: the `distractors` share of them, half each way."""
-    n_distractors = round(pairs * distractors)
-    return n_distractors // 2, n_distractors - n_distractors // 2
-
-
 def _split(
     lang: str, name: str, pairs: list[tuple[str, str]], distractors: float, rng: np.random.Generator
 ) -> tuple[BuccSplit, dict[str, int]]:
     """One split of the set: the first `distractors` share of `pairs` lose a side (their
     first half the English, the rest the foreign sentence), the others are gold."""
-    xx_only, en_only = _distractors(len(pairs), distractors)
+    xx_only, en_only = distractor_counts(len(pairs), distractors)
     n_distractors = xx_only + en_only
     xx_rows = [(i, xx) for i, (_, xx) in enumerate(pairs) if i >= n_distractors or i < xx_only]
     en_rows = [(i, en) for i, (en, _) in enumerate(pairs) if i >= xx_only]
@@ -100,34 +93,6 @@ def _split(
         "en_sentences": len(en_rows),
     }
     return split, counts
-
-
-@dataclass(frozen=True)
-class MiningSetSettings:
-    """`evaluate.bucc.heldout` less `from` (workflow/schemas/config.schema.yaml): the share
-    of each split's sentences that are distractors, the share of the pairs in the threshold
-    split, and the shuffle's seed."""
-
-    distractors: float
-    threshold_share: float
-    seed: int
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.distractors < 1:
-            raise ValueError(f"distractors is a share in [0, 1), not {self.distractors}")
-        if not 0 < self.threshold_share < 1:
-            raise ValueError(f"threshold_share is a share in (0, 1), not {self.threshold_share}")
-
-
-def fewest_sentences(pairs: int, settings: MiningSetSettings) -> int:
-    """The fewest sentences on a side of a split that `build` makes of `pairs` unambiguous
-    pairs: the most neighbours the margin can read there (`evaluate.bucc.mining.k`)."""
-    cut = round(pairs * settings.threshold_share)
-    sides = []
-    for size in (cut, pairs - cut):
-        xx_only, en_only = _distractors(size, settings.distractors)
-        sides += [size - en_only, size - xx_only]  # foreign sentences, English sentences
-    return min(sides)
 
 
 def build(

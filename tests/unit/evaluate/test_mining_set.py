@@ -1,6 +1,6 @@
 """The offline mining set built from held-out pairs (`xlsent.evaluate.mining_set`): gold pairs
-planted among distractors, the config check's bound, and real held-out pairs mined with
-character n-grams."""
+planted among distractors, and real held-out pairs mined with character n-grams (the
+config check's bound on k against the sets built here: test_mining_sizes.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from xlsent.cli import main
 from xlsent.evaluate import mining_set
 from xlsent.evaluate.bucc import BuccSplit, evaluate, read_split
 from xlsent.evaluate.mining import MiningSettings
+from xlsent.evaluate.mining_sizes import MiningSetSettings
 
 L10N = SHARED / "l10n"
 
@@ -30,7 +31,7 @@ def _texts(split: BuccSplit) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _settings(distractors: float, threshold_share: float, seed: int):
-    return mining_set.MiningSetSettings(distractors, threshold_share, seed)
+    return MiningSetSettings(distractors, threshold_share, seed)
 
 
 def test_mining_set_plants_gold_pairs_among_distractors():
@@ -66,16 +67,6 @@ def test_mining_set_plants_gold_pairs_among_distractors():
     # The same pairs and seed give the same set; another seed another one.
     assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 0))[0] == splits
     assert mining_set.build(HELDOUT, "de", _settings(0.5, 0.5, 1))[0] != splits
-
-
-@pytest.mark.parametrize("pairs", [7, 8, 10, 11, 40])
-@pytest.mark.parametrize(("distractors", "share"), [(0.5, 0.5), (0.2, 0.5), (0.3, 0.3)])
-def test_the_config_checks_bound_is_the_smallest_side_build_makes(pairs, distractors, share):
-    """`fewest_sentences` (the config check's bound on k) against `build` on real pairs."""
-    settings = _settings(distractors, share, 0)
-    _, stats = mining_set.build(HELDOUT[:pairs], "de", settings)
-    sides = [n for split in stats["splits"].values() for key, n in split.items() if "sent" in key]
-    assert mining_set.fewest_sentences(pairs, settings) == min(sides)
 
 
 def test_ambiguous_pairs_are_dropped_before_the_split():

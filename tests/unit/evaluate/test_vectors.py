@@ -15,6 +15,7 @@ from support import SHARED, save_tiny_model
 from xlsent.cli import main
 from xlsent.evaluate import bucc, encoding, mining_set, retrieval, tatoeba, vectors
 from xlsent.evaluate.mining import MiningSettings
+from xlsent.evaluate.mining_sizes import MiningSetSettings
 from xlsent.evaluate.vectors import SentenceVectors, VectorsError
 from xlsent.io import sha256_tree, write_parquet
 from xlsent.models.load import TRAINING_RECORDS
@@ -140,7 +141,7 @@ def test_stored_vectors_give_the_tatoeba_retrieval_and_mining_rows_of_the_encode
         pairs, lambda lang: ngrams
     )
     xx, en = tatoeba.read_pairs(tmp_path, "de")
-    settings = mining_set.MiningSetSettings(distractors=0.4, threshold_share=0.5, seed=0)
+    settings = MiningSetSettings(distractors=0.4, threshold_share=0.5, seed=0)
     splits, _ = mining_set.build(list(zip(en, xx, strict=True)), "de", settings)
     mining_set.write(splits, tmp_path / "mining")
     mined = [
@@ -159,7 +160,7 @@ def test_a_bucc_source_holds_the_sentences_of_every_split(tmp_path):
         de = f.read().splitlines()[:300]
     with gzip.open(L10N / "l10n.de-en.en.gz", "rt") as f:
         en = f.read().splitlines()[:300]
-    settings = mining_set.MiningSetSettings(distractors=0.5, threshold_share=0.5, seed=0)
+    settings = MiningSetSettings(distractors=0.5, threshold_share=0.5, seed=0)
     splits, _ = mining_set.build(list(zip(en, de, strict=True)), "de", settings)
     mining_set.write(splits, tmp_path)
     sentences = vectors.bucc_sentences(tmp_path, ["de"], ["dev", "test"])
