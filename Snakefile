@@ -17,9 +17,14 @@ import xlsent.failures.failed_jobs
 import xlsent.failures.locks
 import xlsent.failures.rebuilt_outputs
 import xlsent.failures.unreadable
+import xlsent.scheduler
 import xlsent.status
 
 min_version("8.20")
+
+# Snakemake's scheduler makes one pass more a second for every job that ended, each statting
+# the inputs of every ready job: one timer suffices (xlsent.scheduler).
+xlsent.scheduler.one_timer()
 
 
 if not workflow.config_settings.configfiles:
