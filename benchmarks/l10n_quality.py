@@ -118,7 +118,7 @@ def mining_floor(directory: Path, langs: list[str], settings: dict) -> pl.DataFr
     threshold chosen on the dev split's gold), as evaluation rows."""
     from xlsent.evaluate import bucc
     from xlsent.evaluate.mining import MiningSettings
-    from xlsent.evaluate.mining_set import SPLITS
+    from xlsent.evaluate.mining_sizes import SPLITS
 
     rows = []
     for lang in langs:

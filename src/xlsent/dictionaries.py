@@ -119,6 +119,10 @@ def normalise_word(word: str, lowercase: bool = True) -> str:
 def is_word(text: str) -> bool:
     """One word: a letter first, then letters, combining marks (Devanagari's vowel signs),
     digits, `'` or `-`, a letter, mark or digit last."""
+    # `str.isalpha` is exactly "every character of a category L*" (Python's own Unicode
+    # tables, as `unicodedata`'s): most words are letters only, and a dictionary has 10^5.
+    if text.isalpha():
+        return True
     if not text or not unicodedata.category(text[0]).startswith("L"):
         return False
     for ch in text:

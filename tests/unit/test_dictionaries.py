@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,17 @@ def _b64(n: int) -> str:
         n //= 64
         if n == 0:
             return out
+
+
+def test_a_word_is_letters_then_letters_marks_digits_apostrophes_or_hyphens() -> None:
+    words = ["Haus", "ǅemal", "e-mail", "rock'n'roll", "R2D2", "हिन्दी", "nai\u0308ve"]
+    not_words = ["", "'tis", "x-", "ice cream", "3D", "\u0308a", "Ⅻ", "a.b"]
+    assert [is_word(w) for w in words] == [True] * len(words)
+    assert [is_word(w) for w in not_words] == [False] * len(not_words)
+    # One character: a word exactly where Unicode calls it a letter (the fast path for words
+    # of letters only, `str.isalpha`, agrees with `unicodedata` over the whole BMP).
+    chars = [chr(i) for i in range(0x10000) if not 0xD800 <= i <= 0xDFFF]
+    assert [c for c in chars if is_word(c) != unicodedata.category(c).startswith("L")] == []
 
 
 def test_freedict_format(tmp_path: Path) -> None:

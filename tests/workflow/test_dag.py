@@ -6,7 +6,7 @@ import re
 
 import pytest
 import yaml
-from support import ROOT, demo_config, planned_jobs, snakemake, write_config
+from support import ROOT, demo_config, planned_jobs, snakemake, snakemake_env, write_config
 
 from xlsent import languages
 from xlsent.config import load as load_config
@@ -60,6 +60,24 @@ def test_paper_config_plans_the_whole_pipeline(tmp_path):
         "eval_tatoeba_bisent2vec": 3 * 2,
         "tables_tatoeba": 1,
     }
+
+
+def test_the_snakemake_process_imports_no_data_library(tmp_path):
+    """The rule files name paths and size jobs; reading data is the jobs' work. Every start of
+    Snakemake (each run, each dry run, each job's own on a cluster) imported polars and faiss
+    (0.2 s) for two column lists and BUCC's file names, until those had light modules of
+    their own (`xlsent.train.columns`, `xlsent.evaluate.bucc_files`)."""
+    configfile = write_config(tmp_path / "config.yaml", demo_config())
+    env = snakemake_env(PYTHONPROFILEIMPORTTIME="1")
+    proc = snakemake(tmp_path, "--dry-run", "--configfile", str(configfile), env=env)
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    # The rule files were read: their imports are there.
+    assert {"xlsent.train.columns", "xlsent.evaluate.bucc_files", "pyarrow"} <= imported
+    assert not imported & {"polars", "faiss", "torch", "transformers"}
 
 
 def test_a_run_on_several_gpus_starts_a_process_per_gpu(tmp_path):

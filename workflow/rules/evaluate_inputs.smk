@@ -7,9 +7,9 @@ from xlsent.config import (
     vector_source,
     vector_sources,
 )
-from xlsent.evaluate import bucc as bucc_layout
-from xlsent.evaluate.bucc import files_directory as bucc_dir
-from xlsent.evaluate.mining_set import SPLITS as MINING_SET_SPLITS
+from xlsent.evaluate import bucc_files as bucc_layout
+from xlsent.evaluate.bucc_files import files_directory as bucc_dir
+from xlsent.evaluate.mining_sizes import SPLITS as MINING_SET_SPLITS
 
 
 def encoding_of(wildcards):

@@ -14,6 +14,7 @@ from xlsent.config.runs import (
 )
 from xlsent.corpus.sources import SOURCES
 from xlsent.dictionaries import freedict_package
+from xlsent.evaluate.bucc_files import split_files
 from xlsent.failures.errors import ConfigError, not_found
 from xlsent.methods import ENCODER_METHODS, SENTENCE_ENCODER_METHODS, WORD_VECTOR_METHODS
 from xlsent.models import local_model
@@ -140,8 +141,6 @@ def _check_directory(key: str, path: str, fix: str) -> Path | None:
 def _check_bucc_dir(config: dict) -> None:
     """A user's BUCC 2018 directory (`evaluate.bucc.bucc2018.dir`) holds the threshold and
     test splits of every mined language."""
-    from xlsent.evaluate import bucc as bucc_layout
-
     bucc = config["evaluate"]["bucc"]
     given = bucc["bucc2018"]["dir"]
     if bucc["source"] != "bucc2018" or not given:
@@ -151,7 +150,7 @@ def _check_bucc_dir(config: dict) -> None:
         path
         for lang in languages.resolve(bucc["languages"])
         for split in splits
-        for path in bucc_layout.split_files(given, lang, split)
+        for path in split_files(given, lang, split)
         if not Path(path).is_file()
     ]
     if missing:

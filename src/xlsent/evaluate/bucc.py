@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.evaluate import mining
+from xlsent.evaluate.bucc_files import file_name, split_files
 from xlsent.evaluate.encoding import Encoder, embed
 from xlsent.failures.errors import XlsentError
 from xlsent.io import atomic_path, utf8_lines
@@ -50,32 +51,6 @@ BUCC2018_URL = "https://comparable.limsi.fr/bucc2018"
 
 class BuccError(XlsentError):
     """A BUCC-layout file that cannot be read; the message names the file and the fix."""
-
-
-def file_name(lang: str, split: str, side: str) -> str:
-    """`{lang}-en.{split}.{side}`, side one of `lang`, `en`, `gold`."""
-    return f"{lang}-en.{split}.{side}"
-
-
-def files_directory(files: Sequence[str | Path]) -> str:
-    """The directory that holds BUCC-layout `files` (a rule's inputs or outputs): their own
-    directory, or the one above their `{lang}-en/` folders, as the tarballs unpack."""
-    first = Path(files[0])
-    nested = first.parent.name == first.name.split(".")[0]
-    return str(first.parent.parent if nested else first.parent)
-
-
-def bucc_path(directory: str | Path, lang: str, split: str, side: str) -> Path:
-    """Where a BUCC file of `directory` is: directly in it, or in its `{lang}-en/` folder (as
-    the tarballs unpack); the first when neither exists."""
-    name = file_name(lang, split, side)
-    flat, nested = Path(directory) / name, Path(directory) / f"{lang}-en" / name
-    return nested if not flat.exists() and nested.exists() else flat
-
-
-def split_files(directory: str | Path, lang: str, split: str) -> list[Path]:
-    """The three files of a split: foreign sentences, English sentences, gold pairs."""
-    return [bucc_path(directory, lang, split, side) for side in (lang, "en", "gold")]
 
 
 @dataclass(frozen=True)
@@ -148,7 +123,7 @@ def read_gold(path: str | Path, xx_ids: set[str], en_ids: set[str]) -> list[tupl
 
 
 def read_split(directory: str | Path, lang: str, split: str) -> BuccSplit:
-    """Read one split of `lang` from `directory` (`bucc_path` finds its files)."""
+    """Read one split of `lang` from `directory` (`bucc_files.bucc_path` finds its files)."""
     xx_path, en_path, gold_path = split_files(directory, lang, split)
     xx_ids, xx = read_sentences(xx_path)
     en_ids, en = read_sentences(en_path)

@@ -26,13 +26,12 @@ import numpy as np
 import polars as pl
 
 from xlsent.evaluate.bucc import BuccSplit, write_split
-from xlsent.evaluate.mining_sizes import MiningSetSettings, distractor_counts
+from xlsent.evaluate.mining_sizes import SPLITS, MiningSetSettings, distractor_counts
 from xlsent.failures.errors import XlsentError
 from xlsent.failures.unreadable import reading
 
 log = logging.getLogger(__name__)
 
-SPLITS = ("dev", "test")  # threshold split, test split (XTREME's names for BUCC's)
 _MIN_GOLD = 10  # fewer gold pairs than this make a threshold or an F1 noise
 
 

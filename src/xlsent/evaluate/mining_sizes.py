@@ -1,13 +1,17 @@
-"""How many sentences the splits of an offline mining set hold (`xlsent.evaluate.mining_set`).
+"""The splits of an offline mining set (`xlsent.evaluate.mining_set`): their names, and how
+many sentences each holds.
 
 The arithmetic of the set's settings alone, no data: the builder splits and plants its
 distractors with it, and the config check (`xlsent.config.checks`) bounds the margin's k with
-it before any job runs, in the Snakemake process, which need not import the builder's readers.
+it before any job runs, in the Snakemake process, which need not import the builder's readers
+(nor does the rule files' list of the set's files, `SPLITS`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+SPLITS = ("dev", "test")  # threshold split, test split (XTREME's names for BUCC's)
 
 
 @dataclass(frozen=True)

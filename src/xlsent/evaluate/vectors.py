@@ -86,11 +86,12 @@ def bucc_sentences(
 ) -> dict:
     """{lang: its sentences, `en`: the English ones} of the BUCC files of `langs` × `splits`."""
     from xlsent.evaluate import bucc
+    from xlsent.evaluate.bucc_files import split_files
 
     parts = []
     for lang in langs:
         for split in splits:
-            xx_path, en_path, _ = bucc.split_files(directory, lang, split)
+            xx_path, en_path, _ = split_files(directory, lang, split)
             parts += [
                 (lang, bucc.read_sentences(xx_path)[1]),
                 ("en", bucc.read_sentences(en_path)[1]),

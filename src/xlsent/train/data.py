@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from xlsent.failures.unreadable import reading
 from xlsent.ragged import Ragged, offsets_of
+from xlsent.train.columns import PAIR_INPUTS, WORD_FIELDS
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,6 @@ class WordAligned:
 # `en` and `lang` of a `Pairs`, and for WACSE the fields of a `WordAligned`. The in-memory
 # loaders join the parts (`joined`); `xlsent.train.mapped_pool` appends them to files instead.
 Arrays = dict[str, Ragged | np.ndarray]
-WORD_FIELDS = ("xx_starts", "xx_ends", "en_starts", "en_ends", "links")
 
 
 def pairs_of(arrays: Arrays, langs: tuple[str, ...]) -> Pairs:
@@ -101,7 +101,6 @@ def _ragged(column, limit: int | None = None) -> Ragged:
 # Rows read at a time: besides the pool, its writer (`xlsent.train.mapped_pool`) holds a few
 # copies of one such batch, whatever the size of a language (`xlsent.train.memory`).
 BATCH_ROWS = 65_536
-PAIR_INPUTS = ["xx_ids", "en_ids"]
 
 
 def _tables(path: Path, columns: list[str] | None) -> Iterator[pa.Table]:

@@ -44,7 +44,7 @@ from collections.abc import Iterable
 import pyarrow.parquet as pq
 
 from xlsent.methods import METHODS
-from xlsent.train.data import PAIR_INPUTS, WORD_FIELDS
+from xlsent.train.columns import PAIR_INPUTS, WORD_FIELDS
 
 # Bytes one value of each input column takes in the pool (`xlsent.train.data`).
 VALUE_BYTES = {

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xlsent.evaluate import bucc
+from xlsent.evaluate import bucc, bucc_files
 from xlsent.evaluate.bucc import BuccError, BuccSplit, evaluate, read_split, write_split
 from xlsent.evaluate.mining import MiningSettings, best_threshold
 from xlsent.evaluate.results import write_results
@@ -60,20 +60,13 @@ def test_finds_the_files_in_the_folder_the_tarballs_unpack_to(tmp_path):
         tmp_path / "fr-en", "fr", "training", "fr-1\tBonjour\n", "en-1\tHello\n", "fr-1\ten-1\n"
     )
     assert (
-        bucc.bucc_path(tmp_path, "fr", "training", "gold") == tmp_path / "fr-en/fr-en.training.gold"
+        bucc_files.bucc_path(tmp_path, "fr", "training", "gold")
+        == tmp_path / "fr-en/fr-en.training.gold"
     )
     assert read_split(tmp_path, "fr", "training").gold == [("fr-1", "en-1")]
     # Missing everywhere: the flat path, which the error names.
     with pytest.raises(BuccError, match=r"ru-en\.training\.ru not found.*evaluate\.bucc"):
         read_split(tmp_path, "ru", "training")
-
-
-def test_the_rules_pass_the_directory_above_the_folders_the_tarballs_unpack_to():
-    """`--dir` of the BUCC jobs from their files: flat (the mining set), or in `{xx}-en/`."""
-    assert bucc.files_directory(["results/data/mining/de-en.dev.de"]) == "results/data/mining"
-    unpacked = [str(p) for p in bucc.split_files("results/data/bucc2018", "de", "sample")]
-    assert bucc.files_directory(unpacked) == "results/data/bucc2018"
-    assert bucc.files_directory(["/data/bucc/de-en/de-en.sample.gold"]) == "/data/bucc"
 
 
 @pytest.mark.parametrize(
