@@ -158,12 +158,15 @@ WORD_SPAN_STATS = WORD_SPANS.removesuffix(".parquet") + ".json"
 
 # -- hard negatives ----------------------------------------------------------------------------
 
-HARD_NEGATIVES = "results/hard_negatives/{start}/{pool}/{lang}"
-"""A language's hard negatives: {start} the model the runs start from as its directory below
-`results/` (`pretrained/{model}` or `models/{run}/seed{seed}`), {pool} the pairs they are mined
-among (`all`, or `maxN` for train.max_pairs N)."""
+HARD_NEGATIVE_POOL = "results/hard_negatives/{start}/{pool}"
+"""A training pool's hard-negative stage: {start} the model the runs start from as its
+directory below `results/` (`pretrained/{model}` or `models/{run}/seed{seed}`), {pool} the
+pairs they are mined among (`all`, or `maxN` for train.max_pairs N)."""
 
-HARD_NEGATIVE_SHARD = HARD_NEGATIVES + "/vectors-{shard}.arrow"
+HARD_NEGATIVE_SHARD = HARD_NEGATIVE_POOL + "/vectors-{shard}.arrow"
+"""A shard of the pool's pairs (every language's, one after another) and their vectors."""
+HARD_NEGATIVES = HARD_NEGATIVE_POOL + "/{lang}"
+"""A language's hard negatives, mined among its pairs of the pool."""
 HARD_NEGATIVES_FILE = HARD_NEGATIVES + "/negatives.parquet"
 HARD_NEGATIVES_MANIFEST = HARD_NEGATIVES + "/_SUCCESS"
 

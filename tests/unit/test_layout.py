@@ -58,8 +58,9 @@ PATTERNS = {
     "ALIGN_PHARAOH": ("aligner", "lang"),
     "WORD_SPANS": ("model", "aligner", "lang"),
     "WORD_SPAN_STATS": ("model", "aligner", "lang"),
+    "HARD_NEGATIVE_POOL": ("start", "pool"),
+    "HARD_NEGATIVE_SHARD": ("start", "pool", "shard"),
     "HARD_NEGATIVES": ("start", "pool", "lang"),
-    "HARD_NEGATIVE_SHARD": ("start", "pool", "lang", "shard"),
     "HARD_NEGATIVES_FILE": ("start", "pool", "lang"),
     "HARD_NEGATIVES_MANIFEST": ("start", "pool", "lang"),
     "MODEL": ("run", "seed"),
@@ -160,6 +161,9 @@ def test_patterns_format_to_the_paths_the_rules_write():
     assert layout.HARD_NEGATIVES_FILE.format(start="pretrained/me5", pool="all", lang="kk") == (
         "results/hard_negatives/pretrained/me5/all/kk/negatives.parquet"
     )
+    assert layout.HARD_NEGATIVE_SHARD.format(
+        start="pretrained/me5", pool="max2000", shard="0000"
+    ) == ("results/hard_negatives/pretrained/me5/max2000/vectors-0000.arrow")
     assert layout.EFLOMAL_BINARY == "results/build/eflomal/eflomal"
     assert layout.BISENT2VEC_BINARY == "results/build/bisent2vec/bisent2vec"
     assert layout.EFLOMAL_SDIST.format(sdist="eflomal-2.0.0.tar.gz") == (

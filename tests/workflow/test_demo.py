@@ -31,7 +31,7 @@ def test_demo_writes_the_tatoeba_table(demo_run):
     summary = pl.read_csv(demo_run / "results/tables/tatoeba.csv")
     assert summary["run"].to_list() == RUNS
     assert [
-        *("mlm", "tr", "wacse", "dap", "tr-awp", "tr-wtr", "me5", "me5-tr"),
+        *("mlm", "tr", "wacse", "dap", "tr-awp", "tr-wtr", "tr-recipe", "me5", "me5-tr"),
         *("dualpivot-sup", "dualpivot-unsup", "dualpivot-layer"),
         *("bisent2vec-uni", "fasttext-cbow"),
     ] == RUNS
@@ -131,6 +131,28 @@ def test_word_level_runs_log_their_losses(demo_run):
     assert stats["links"] > stats["links_dropped"] >= 0
 
 
+def test_demo_mines_hard_negatives_for_the_recipe_run(demo_run):
+    """tr-recipe's stage: per language, a row for each training pair, its negatives other
+    pairs of the language, never one with the pair's own English text; the run read them."""
+    from xlsent.hard_negatives.mine import normalise
+
+    mined = demo_run / "results/hard_negatives/models/mlm/seed42/all"
+    for lang in DEMO_LANGS:
+        pairs = pl.read_parquet(demo_run / f"results/corpus/{lang}/train.parquet")
+        negatives = pl.read_parquet(mined / f"{lang}/negatives.parquet")
+        manifest = json.loads((mined / f"{lang}/_SUCCESS").read_text())
+        assert negatives["id"].to_list() == pairs["id"].to_list()
+        assert manifest["totals"]["pairs"] == pairs.height
+        english = [normalise(text) for text in pairs["en"]]
+        slots = negatives["negatives"].to_list()
+        assert sum(row >= 0 for slot in slots for row in slot) == manifest["totals"]["negatives"]
+        for own, slot in enumerate(slots):
+            assert all(english[row] != english[own] for row in slot if row >= 0), (lang, own)
+    run = json.loads((demo_run / "results/models/tr-recipe/seed42/run.json").read_text())
+    train = run["settings"]
+    assert (train["hard_negatives"], train["tr_margin"], train["direction"]) == (2, 0.3, "both")
+
+
 def test_demo_records_every_stage(demo_run):
     results = demo_run / "results"
     for lang in DEMO_LANGS:
@@ -219,6 +241,8 @@ def test_max_pairs_reruns_from_sampling_on(demo_run, tmp_path):
         "subwords": n * len(MODELS),  # a language's train and dev splits in one job
         "align_manifest": n,
         "word_spans": n,
+        # tr-recipe's negatives, a language each; their encoding also waits for the sample.
+        "hard_negatives": n,
         "train": len(ENCODER_RUNS) - len(DUALPIVOT_RUNS),
         "train_dualpivot": len(DUALPIVOT_RUNS),
         "encode": len(ENCODER_RUNS),  # the Tatoeba sentences, once a run

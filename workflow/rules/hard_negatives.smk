@@ -1,7 +1,7 @@
-# Hard-negative stage (train.hard_negatives above 0): each language's training pairs encoded
-# by the model a run starts from, shard by shard, then each pair's hardest English negatives
-# mined per language (xlsent.hard_negatives). The train jobs of those runs read them. Names
-# and input functions: hard_negatives_inputs.smk.
+# Hard-negative stage (train.hard_negatives above 0): the training pool (every language's
+# pairs, one after another) encoded by the model a run starts from, shard by shard, then each
+# pair's hardest English negatives mined per language (xlsent.hard_negatives). The train jobs
+# of those runs read them. Names and input functions: hard_negatives_inputs.smk.
 
 
 rule hard_negatives_encode:
@@ -10,14 +10,15 @@ rule hard_negatives_encode:
     output:
         layout.HARD_NEGATIVE_SHARD,
     log:
-        layout.log("hard_negatives/{start}/{pool}/{lang}/vectors-{shard}"),
+        layout.log("hard_negatives/{start}/{pool}/vectors-{shard}"),
     benchmark:
-        layout.benchmark("hard_negatives/{start}/{pool}/{lang}/vectors-{shard}")
+        layout.benchmark("hard_negatives/encode/{start}/{pool}/vectors-{shard}")
     priority: PRIORITY["to_fine_tuning"]
     conda:
         "../../envs/gpu.yaml"
-    # The fan-out unit on a cluster, as an alignment shard: a GPU where hard_negatives.encode
-    # gives one (its device auto takes it), else the threads.
+    # The fan-out unit on a cluster: `shard_size` pairs of the pool, whichever languages they
+    # are; a GPU where hard_negatives.encode gives one (its device auto takes it), else the
+    # threads.
     threads: HARD_NEGATIVES["encode"]["threads"]
     resources:
         gpu=HARD_NEGATIVES["encode"]["gpus"],
@@ -29,12 +30,13 @@ rule hard_negatives_encode:
             program_settings("hard_negatives.encode", HARD_NEGATIVES["encode"])
         ),
         shard_size=HARD_NEGATIVES["shard_size"],
+        subwords=hard_negative_encode_args,
         max_pairs=lambda w: (
             "" if pool_cap(w.pool) is None else f"--max-pairs {pool_cap(w.pool)}"
         ),
     shell:
         "xlsent hard-negatives-encode --settings {params.settings:q}"
-        " --subwords {input.subwords} --lang {wildcards.lang} --index {wildcards.shard}"
+        " --subwords {params.subwords} --index {wildcards.shard}"
         " --shard-size {params.shard_size} {params.max_pairs} --model {input.model}"
         " --tokenizer {input.tokenizer} --threads {threads} --out {output} 2> {log}"
 
@@ -51,7 +53,7 @@ rule hard_negatives:
     log:
         layout.log("hard_negatives/{start}/{pool}/{lang}/mine"),
     benchmark:
-        layout.benchmark("hard_negatives/{start}/{pool}/{lang}/mine")
+        layout.benchmark("hard_negatives/mine/{start}/{pool}/{lang}")
     priority: PRIORITY["to_fine_tuning"]
     conda:
         "../../envs/gpu.yaml"
@@ -62,6 +64,7 @@ rule hard_negatives:
     params:
         settings=as_json(HARD_NEGATIVES["mine"]),
     shell:
-        "xlsent hard-negatives --settings {params.settings:q} --corpus {input.corpus}"
+        "xlsent hard-negatives --settings {params.settings:q} --lang {wildcards.lang}"
+        " --corpus {input.corpus}"
         " --threads {threads} --out {output.negatives} --manifest {output.manifest}"
         " {input.shards} 2> {log}"

@@ -1,7 +1,5 @@
 # Names and input functions of the hard-negative stage (hard_negatives.smk, which holds only
 # its rules) and of the trainings that read it (train_inputs, train_args in train_inputs.smk).
-from xlsent.align.shards import shard_count
-
 HARD_NEGATIVES = config["hard_negatives"]
 # Where a language's negatives are (layout.HARD_NEGATIVES): {start}, the model the runs start
 # from, as its directory under results/ (start_weights); {pool}: the pairs a language's
@@ -32,31 +30,38 @@ def start_model(start):
 
 
 def hard_negative_encode_inputs(wildcards):
-    """A shard's subwords, the model that encodes them and the tokenizer of the subwords."""
+    """A shard's inputs: every language's subwords (the pool's languages), the model that
+    encodes them and the tokenizer of the subwords."""
     model = start_model(wildcards.start)
     return {
-        "subwords": layout.SUBWORDS.format(
-            model=model, lang=wildcards.lang, split="train"
-        ),
+        "subwords": expand(layout.SUBWORDS, model=model, lang=LANGS, split="train"),
         "model": f"{layout.RESULTS}/{wildcards.start}",
         "tokenizer": layout.TOKENIZER.format(model=model),
     }
 
 
+def hard_negative_encode_args(wildcards):
+    """`xlsent hard-negatives-encode --subwords`: each language's subwords."""
+    model = start_model(wildcards.start)
+    return lang_args(layout.SUBWORDS, LANGS, model=model, split="train")
+
+
 def hard_negative_shards(wildcards):
-    """A language's encoded shards, once its sample exists (the `sample` checkpoint)."""
-    pairs, cap = train_pairs(wildcards.lang), pool_cap(wildcards.pool)
-    n = shard_count(
-        pairs if cap is None else min(pairs, cap), HARD_NEGATIVES["shard_size"]
-    )
+    """The pool's shards that hold a language's pairs, once every language's sample exists
+    (the `sample` checkpoint): the pool is the languages' pairs one after another, the codes
+    sorted (`xlsent.hard_negatives.encode.shard_languages`)."""
+    cap, size = pool_cap(wildcards.pool), HARD_NEGATIVES["shard_size"]
+    sizes = {
+        lang: train_pairs(lang) if cap is None else min(train_pairs(lang), cap)
+        for lang in sorted(LANGS)
+    }
+    first = sum(sizes[lang] for lang in sizes if lang < wildcards.lang)
+    last = first + max(sizes[wildcards.lang], 1) - 1
     return [
         layout.HARD_NEGATIVE_SHARD.format(
-            start=wildcards.start,
-            pool=wildcards.pool,
-            lang=wildcards.lang,
-            shard=f"{i:04d}",
+            start=wildcards.start, pool=wildcards.pool, shard=f"{i:04d}"
         )
-        for i in range(n)
+        for i in range(first // size, last // size + 1)
     ]
 
 

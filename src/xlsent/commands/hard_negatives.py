@@ -1,6 +1,6 @@
-"""Hard-negative stage: a shard of a language's training pairs encoded by the model a run
-starts from, then the language's hard negatives mined from its shards
-(`xlsent.hard_negatives`)."""
+"""Hard-negative stage: a shard of the training pool (every language's pairs, one after another)
+encoded by the model a run starts from, then each language's hard negatives mined from the
+shards that hold its pairs (`xlsent.hard_negatives`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from xlsent.arguments import settings_object
+from xlsent.arguments import lang_paths, settings_object
 from xlsent.commands import Subparsers, log, resolve_device
 
 
@@ -21,13 +21,17 @@ def register(sub: Subparsers) -> None:
 def _add_encode(sub: Subparsers) -> None:
     p = sub.add_parser(
         "hard-negatives-encode",
-        help="encode one shard of a language's training pairs with a run's starting model",
+        help="encode one shard of the training pool with a run's starting model",
     )
     p.add_argument(
         "--settings", required=True, help="JSON of hard_negatives.encode (less gpus, threads)"
     )
-    p.add_argument("--subwords", required=True, help="the language's subwords/train.parquet")
-    p.add_argument("--lang", required=True)
+    p.add_argument(
+        "--subwords",
+        nargs="+",
+        required=True,
+        help="LANG=PATH: each language's subwords/train.parquet, the pool's languages",
+    )
     p.add_argument("--index", type=int, required=True)
     p.add_argument("--shard-size", type=int, required=True)
     p.add_argument(
@@ -51,8 +55,7 @@ def encode(args: argparse.Namespace) -> None:
     settings = settings_object(PoolEncoding, json.loads(args.settings), "hard_negatives.encode")
     counts = encode_shard(
         settings,
-        Path(args.subwords),
-        args.lang,
+        lang_paths(args.subwords),
         args.index,
         args.shard_size,
         Path(args.model),
@@ -66,14 +69,15 @@ def encode(args: argparse.Namespace) -> None:
 
 def _add_mine(sub: Subparsers) -> None:
     p = sub.add_parser(
-        "hard-negatives", help="a language's hard negatives, mined from its encoded shards"
+        "hard-negatives", help="a language's hard negatives, mined from the shards of its pairs"
     )
     p.add_argument("--settings", required=True, help="JSON of hard_negatives.mine")
+    p.add_argument("--lang", required=True)
     p.add_argument("--corpus", required=True, help="the language's corpus train.parquet")
     p.add_argument("--threads", type=int, required=True, help="the job's CPU threads (faiss)")
     p.add_argument("--out", required=True, help="the negatives (Parquet)")
     p.add_argument("--manifest", required=True, help="the manifest, written last (_SUCCESS)")
-    p.add_argument("shards", nargs="+", help="the language's encoded shards, in order")
+    p.add_argument("shards", nargs="+", help="the encoded shards that hold its pairs, in order")
     p.set_defaults(handler=mine)
 
 
@@ -86,6 +90,7 @@ def mine(args: argparse.Namespace) -> None:
     settings = settings_object(MiningSettings, json.loads(args.settings), "hard_negatives.mine")
     record = run(
         [Path(p) for p in args.shards],
+        args.lang,
         Path(args.corpus),
         settings,
         Path(args.out),

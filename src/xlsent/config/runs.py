@@ -216,7 +216,8 @@ def train_request(settings: dict) -> dict[str, int | str | None]:
 
 def gpus_per_job(config: dict) -> list[str]:
     """`STAGE=N` / `STAGE/RUN=N`: the GPUs each job of a stage (or of a run's) holds, for the
-    cost table's GPU hours: a training's, an aligner's, and the encoder evaluations'."""
+    cost table's GPU hours: a training's, an aligner's, the hard-negative encoding's and the
+    encoder evaluations'."""
     held = [
         f"train/{run}={train_settings(config, run, 0)['gpus']}"
         for run in runs_of(config, ENCODER_METHODS)
@@ -228,6 +229,7 @@ def gpus_per_job(config: dict) -> list[str]:
     held += [
         f"align/{aligner}={config['align'][aligner].get('gpus', 0)}" for aligner in aligners(config)
     ]
+    held.append(f"hard_negatives/encode={config['hard_negatives']['encode']['gpus']}")
     held += [f"eval/{stage}={config['evaluate']['gpus']}" for stage in ("encode", "mteb")]
     return held
 

@@ -1,11 +1,17 @@
-"""Hard negatives, step 1: one shard of a language's training pairs encoded by the model a run
-starts from, both sides, block by block (a killed job resumes at its first missing block).
+"""Hard negatives, step 1: one shard of the training pool encoded by the model a run starts
+from, both sides, block by block (a killed job resumes at its first missing block).
 
-The pairs are the training subwords (`results/subwords/{model}/{lang}/train.parquet`), cut
-as training cuts them (`xlsent.train.data.load_pairs`: `max_length` with the two special
-tokens) and encoded as dev P@1 encodes (`xlsent.train.loop.Trainer._encode`): the model's
-pooling, its language embeddings where it has them, length-sorted batches, at `precision`.
-So a pair's similarity here is the one the run's first step starts from.
+The pool is every language's training pairs (or the share a run's `train.max_pairs` keeps),
+one language after another in the order of their codes, as a training joins them
+(`xlsent.train.data.load_pairs`); shard i holds its pairs [i·shard_size, (i + 1)·shard_size),
+so a shard may hold several small languages, and a big one several shards: a job per shard,
+not per language, each loading the model once (on a cluster, one GPU job encodes the 72,000
+pairs of 36 languages' 2,000-pair pools). The pairs are the training subwords
+(`results/subwords/{model}/{lang}/train.parquet`), cut as training cuts them (`max_length`
+with the two special tokens) and encoded as dev P@1 encodes
+(`xlsent.train.loop.Trainer._encode`): the model's pooling, its language embeddings where it
+has them, length-sorted batches, at `precision`. So a pair's similarity here is the one the
+run's first step starts from.
 
 A block is `BLOCK_BATCHES` batches of pairs; each finished block is kept beside the shard
 (`xlsent.align.blocks.Blocks`) under the job's fingerprint (the settings, the shard, the
@@ -16,10 +22,12 @@ end: the same bytes whether the job ran once or was killed and resumed.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +39,12 @@ from xlsent.failures.kill_points import kill_point
 from xlsent.failures.unreadable import reading
 from xlsent.io import atomic_path
 from xlsent.ragged import Ragged
+
+if TYPE_CHECKING:
+    from xlsent.train.data import Pairs
+
+# A pair of a shard: its language, the language's pool ids and pairs, its row among them.
+PoolRow = tuple[str, np.ndarray, "Pairs", int]
 
 log = logging.getLogger(__name__)
 
@@ -53,15 +67,44 @@ class PoolEncoding:
 
 
 def vectors_schema(width: int) -> pa.Schema:
-    """A shard's (and a block's) columns: each pair's id and its two sentence vectors."""
+    """A shard's (and a block's) columns: each pair's language and id, its two sentence
+    vectors."""
     vector = pa.list_(pa.float32(), width)
-    return pa.schema([("id", pa.int64()), ("xx", vector), ("en", vector)])
+    return pa.schema([("lang", pa.string()), ("id", pa.int64()), ("xx", vector), ("en", vector)])
+
+
+def pool_sizes(subwords: dict[str, Path], max_pairs: int | None = None) -> dict[str, int]:
+    """Each language's pairs in the pool, in the pool's order (the codes sorted): the rows of
+    its subwords file, or the `max_pairs` a run's cap keeps of them."""
+    sizes = {}
+    for lang in sorted(subwords):
+        with reading(subwords[lang]):
+            rows = pq.ParquetFile(subwords[lang]).metadata.num_rows
+        sizes[lang] = rows if max_pairs is None else min(rows, max_pairs)
+    return sizes
+
+
+def shard_languages(
+    sizes: dict[str, int], index: int, shard_size: int
+) -> list[tuple[str, int, int]]:
+    """The pool's pairs in shard `index`, as (language, first row, end row) of each language
+    it holds, rows counted within the language's pairs; `sizes` in the pool's order.
+
+    >>> shard_languages({"de": 5, "kk": 2, "te": 6}, 1, 4)
+    [('de', 4, 5), ('kk', 0, 2), ('te', 0, 1)]
+    """
+    low, high, offset, out = index * shard_size, (index + 1) * shard_size, 0, []
+    for lang, size in sizes.items():
+        first, end = max(low - offset, 0), min(high - offset, size)
+        if first < end:
+            out.append((lang, first, end))
+        offset += size
+    return out
 
 
 def encode_shard(
     settings: PoolEncoding,
-    subwords: Path,
-    lang: str,
+    subwords: dict[str, Path],
     index: int,
     shard_size: int,
     model_dir: Path,
@@ -70,56 +113,62 @@ def encode_shard(
     device: str = "cpu",
     max_pairs: int | None = None,
 ) -> dict:
-    """Encode shard `index` (pairs [index·shard_size, (index + 1)·shard_size) of the pool:
-    the pairs of `subwords`, or those a run's `train.max_pairs` keeps of them) with the model
-    in `model_dir` (`tokenizer_dir`: its tokenizer, whose special ids frame the subwords) on
-    `device`; write it to `out` (Arrow IPC, `vectors_schema`); return its counts."""
+    """Encode shard `index` of the pool of `subwords` ({language: its train subwords}; all of
+    each language's pairs, or those `max_pairs` keeps) with the model in `model_dir`
+    (`tokenizer_dir`: its tokenizer, whose special ids frame the subwords) on `device`; write
+    it to `out` (Arrow IPC, `vectors_schema`); return its counts."""
     from xlsent.train.data import load_pairs, subset_rows
 
-    with reading(subwords):
-        ids = pq.read_table(subwords, columns=["id"]).column("id").to_numpy()
-    ids = ids[subset_rows(len(ids), lang, max_pairs)]  # the pool's, as training draws it
-    pairs = load_pairs({lang: subwords}, settings.max_length, max_pairs)
-    rows = np.arange(index * shard_size, min((index + 1) * shard_size, len(pairs)))
-    inputs = {"subwords": subwords, "model": model_dir, "tokenizer": tokenizer_dir}
+    sizes = pool_sizes(subwords, max_pairs)
+    held = shard_languages(sizes, index, shard_size)
+    rows: list[PoolRow] = []
+    for lang, first, end in held:
+        with reading(subwords[lang]):
+            ids = pq.read_table(subwords[lang], columns=["id"]).column("id").to_numpy()
+        ids = ids[subset_rows(len(ids), lang, max_pairs)]  # the pool's, as training draws it
+        pairs = load_pairs({lang: subwords[lang]}, settings.max_length, max_pairs)
+        rows.extend((lang, ids, pairs, row) for row in range(first, end))
+    inputs = {f"subwords/{lang}": path for lang, path in subwords.items()}
+    inputs |= {"model": model_dir, "tokenizer": tokenizer_dir}
     job = {**dataclasses.asdict(settings), "max_pairs": max_pairs}
     stamp = fingerprint("hard-negatives", job, index, shard_size, inputs)
-    encoder = _Encoder(model_dir, tokenizer_dir, settings, device, lang)
+    encoder = _Encoder(model_dir, tokenizer_dir, settings, device)
     blocks = Blocks(out, stamp, vectors_schema(encoder.width))
     parts, resumed, size = [], 0, BLOCK_BATCHES * settings.batch_size
     for block, start in enumerate(range(0, len(rows), size)):
-        part_rows = rows[start : start + size]
         kept = blocks.read(block)
         if kept is None:
-            table = pa.table(
-                {
-                    "id": ids[part_rows],
-                    "xx": encoder.column(pairs.xx.take(part_rows), lang),
-                    "en": encoder.column(pairs.en.take(part_rows), "en"),
-                },
-                schema=blocks.schema,
-            )
-            blocks.write(block, table, {"pairs": len(part_rows)})
+            table = encoder.block(rows[start : start + size], blocks.schema)
+            blocks.write(block, table, {"pairs": table.num_rows})
             kill_point("hard_negatives.block")
         else:
             table = kept[0]
             resumed += table.num_rows
         parts.append(table)
     # What an earlier job did is not the shard's content: the counts its file keeps are not.
-    counts = {"shard": index, "pairs": len(rows), "width": encoder.width}
+    counts = {
+        "shard": index,
+        "pairs": len(rows),
+        "width": encoder.width,
+        # The rows of each language it holds, and every language's pairs in the pool: what
+        # the mining checks its language's shards against.
+        "languages": {lang: [first, end] for lang, first, end in held},
+        "pool": sizes,
+    }
     schema = vectors_schema(encoder.width).with_metadata({COUNTS: json.dumps(counts)})
     table = pa.concat_tables(parts) if parts else schema.empty_table()
     with atomic_path(out) as tmp, pa.ipc.new_file(tmp, schema) as writer:
         writer.write_table(table.replace_schema_metadata(schema.metadata).combine_chunks())
     blocks.remove()
     log.info(
-        "shard %d: %d pairs in blocks of %d, %d of them encoded by an earlier job",
+        "shard %d: %d pairs of %s in blocks of %d, %d of them encoded by an earlier job",
         index,
         len(rows),
+        " ".join(lang for lang, _, _ in held) or "no language",
         size,
         resumed,
     )
-    return {**counts, "resumed": resumed}
+    return {"shard": index, "pairs": len(rows), "width": encoder.width, "resumed": resumed}
 
 
 def read_shard(path: Path) -> tuple[pa.Table, dict]:
@@ -132,9 +181,7 @@ def read_shard(path: Path) -> tuple[pa.Table, dict]:
 class _Encoder:
     """The starting model, encoding subword rows as dev P@1 does."""
 
-    def __init__(
-        self, model_dir: Path, tokenizer_dir: Path, settings: PoolEncoding, device: str, lang: str
-    ):
+    def __init__(self, model_dir: Path, tokenizer_dir: Path, settings: PoolEncoding, device: str):
         import torch
         from transformers import AutoModel
 
@@ -147,10 +194,25 @@ class _Encoder:
         tokens = Tokens.read(tokenizer_dir)
         self.special = (tokens.cls, tokens.sep, tokens.pad)
         self.languages = encoder.language_ids(self.model)
-        if self.languages is not None and lang not in self.languages:
-            raise ValueError(f"{model_dir} has no language embedding of {lang!r}")
+        self.model_dir = model_dir
         self.settings, self.device, self.torch = settings, torch.device(device), torch
         self.width = self.model.config.hidden_size
+
+    def block(self, rows: list[PoolRow], schema: pa.Schema) -> pa.Table:
+        """A block's table: its `rows`, each language's run of them encoded together."""
+        tables = []
+        for lang, group in itertools.groupby(rows, key=lambda row: row[0]):
+            group = list(group)
+            ids, pairs = group[0][1], group[0][2]
+            take = np.array([row[3] for row in group])
+            table = {
+                "lang": [lang] * len(take),
+                "id": ids[take],
+                "xx": self.column(pairs.xx.take(take), lang),
+                "en": self.column(pairs.en.take(take), "en"),
+            }
+            tables.append(pa.table(table, schema=schema))
+        return pa.concat_tables(tables) if tables else schema.empty_table()
 
     def column(self, rows: Ragged, lang: str) -> pa.FixedSizeListArray:
         """Sentence vectors of `rows` (subwords of language `lang`) as a vector column."""
@@ -163,6 +225,8 @@ class _Encoder:
         from xlsent.train.collate import collate
 
         torch = self.torch
+        if self.languages is not None and lang not in self.languages:
+            raise ValueError(f"{self.model_dir} has no language embedding of {lang!r}")
         out = np.zeros((len(rows), self.width), np.float32)
         with torch.inference_mode():
             for part in length_sorted(rows.lengths, self.settings.batch_size):

@@ -188,19 +188,34 @@ def _kept(
 
 
 def run(
-    shards: list[Path], corpus: Path, settings: MiningSettings, out: Path, manifest: Path
+    shards: list[Path],
+    lang: str,
+    corpus: Path,
+    settings: MiningSettings,
+    out: Path,
+    manifest: Path,
 ) -> dict:
-    """Mine a language's pool from its encoded `shards` (in order) and its corpus split
-    (`corpus`: the English texts, found by the pairs' ids); write the negatives (a row per
-    pair of the pool, in its order) to `out` and, last, the manifest that lists the shards
-    and the counts; return the manifest."""
+    """Mine language `lang`'s pool from the encoded `shards` that hold its pairs (in order)
+    and its corpus split (`corpus`: the English texts, found by the pairs' ids); write the
+    negatives (a row per pair of the pool, in its order) to `out` and, last, the manifest
+    that lists the shards and the counts; return the manifest."""
     from xlsent.hard_negatives.encode import read_shard
 
-    tables, shard_counts = [], []
+    tables, shard_counts, held, pool, width = [], [], [], 0, 0
     for path in shards:
         table, counts = read_shard(path)
-        tables.append(table)
-        shard_counts.append({"file": Path(path).name, **counts})
+        tables.append(table.filter(pc.equal(table.column("lang"), lang)).drop_columns("lang"))
+        held.extend(range(*counts["languages"].get(lang, (0, 0))))
+        pool, width = counts["pool"].get(lang, 0), counts["width"]
+        shard_counts.append(
+            {"file": Path(path).name, "shard": counts["shard"], "pairs": tables[-1].num_rows}
+        )
+    # The shards must hold the language's pairs, each once and all of them, in order.
+    if not pool or held != list(range(pool)):
+        raise ValueError(
+            f"the shards {[str(path) for path in shards]} do not hold all of {lang}'s pairs in"
+            " order: give every shard of the pool that holds them"
+        )
     vectors = pa.concat_tables(tables)
     with reading(corpus):
         text = pq.read_table(corpus, columns=["id", "en"])
@@ -209,7 +224,6 @@ def run(
     where = pc.index_in(ids, value_set=text.column("id").combine_chunks())
     if where.null_count:
         raise ValueError(f"the shards hold pairs that {corpus} has not: encode them again")
-    width = shard_counts[0]["width"] if shard_counts else 0
     mined = mine(
         _matrix(vectors.column("xx"), width),
         _matrix(vectors.column("en"), width),

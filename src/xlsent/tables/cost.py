@@ -20,6 +20,9 @@ from xlsent.tables.write import write_table
 # Where a run's name sits in a rule's benchmark path (results/benchmarks/{rule}/...): the jobs
 # of these rules are one run's; every other rule's jobs serve all runs.
 RUN_PART = {"train": 1, "train_dualpivot": 1, "eval": 2, "bisent2vec_train": 1}
+# Benchmark folders whose next part names the stage (`eval/{task}`, `align/{aligner}`,
+# `hard_negatives/encode` and `/mine`: the GPU encoding apart from the CPU search).
+SPLIT_STAGES = ("eval", "align", "hard_negatives")
 # Stages whose jobs run on a CPU in fp32 by construction (C++ and numpy: no device to choose).
 CPU_STAGES = ("bisent2vec_train",)
 # The last columns: what the stage's jobs ran on, where recorded (a training's, an encoding's).
@@ -64,10 +67,11 @@ def cost_table(
     of one job each: wall seconds, peak RSS, CPU seconds).
 
     One row per stage (the rule; `eval/{task}` for evaluations, `align/{aligner}` for the
-    alignment shards) and run (empty for the stages every run shares): jobs, attempts (the
-    jobs, and the earlier jobs of a resumed one), wall minutes (summed over jobs), CPU
-    minutes, the largest peak RSS (GB), and GPU hours (wall × GPUs of the job: `gpus` maps a
-    stage, or `stage/run`, to the GPUs each of its jobs held; 0 for the rest). `earlier` maps
+    alignment shards, `hard_negatives/encode` and `hard_negatives/mine`) and run (empty for
+    the stages every run shares): jobs, attempts (the jobs, and the earlier jobs of a resumed
+    one), wall minutes (summed over jobs), CPU minutes, the largest peak RSS (GB), and GPU
+    hours (wall × GPUs of the job: `gpus` maps a stage, or `stage/run`, to the GPUs each of
+    its jobs held; 0 for the rest). `earlier` maps
     a benchmark file's path below `benchmarks`, without its suffix (`train/tr/seed42`), to the
     jobs that worked towards it before it resumed their work ({seconds, cpu_seconds} each, to
     its last checkpoint): their time is added to it. `speeds` maps a training's benchmark
@@ -92,7 +96,7 @@ def cost_table(
     ran_on: dict[tuple[str, str], list[Mapping | None]] = {}
     for job in sorted({*files, *(trained or {})}):
         parts = PurePosixPath(job).parts
-        stage = "/".join(parts[:2]) if parts[0] in ("eval", "align") else parts[0]
+        stage = "/".join(parts[:2]) if parts[0] in SPLIT_STAGES else parts[0]
         at = RUN_PART.get(parts[0])
         run = parts[at] if at is not None and len(parts) > at + 1 else ""
         path = files.get(job)

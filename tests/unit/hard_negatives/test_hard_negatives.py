@@ -159,8 +159,7 @@ def _encode(
 ) -> dict:
     return encode_shard(
         encoding,
-        small_subwords["de"]["train"],
-        "de",
+        {"de": small_subwords["de"]["train"]},
         index,
         size,
         start_model,
@@ -181,7 +180,7 @@ def test_the_stage_writes_each_pairs_hardest_english_without_false_negatives(
         assert counts["pairs"] == min(half, pairs - index * half) and counts["width"] == 32
     settings = MiningSettings(mined=4, relative_margin=0.05)
     out, manifest = tmp_path / "negatives.parquet", tmp_path / "_SUCCESS"
-    record = run(shards, corpus, settings, out, manifest)
+    record = run(shards, "de", corpus, settings, out, manifest)
     assert json.loads(manifest.read_text()) == record
     assert [s["file"] for s in record["shards"]] == [s.name for s in shards]
 
@@ -226,7 +225,7 @@ def test_a_shard_killed_mid_way_resumes_at_its_next_block_with_the_same_bytes(
     command = [
         *(sys.executable, "-m", "xlsent.cli", "hard-negatives-encode"),
         *("--settings", json.dumps(BLOCKS.__dict__)),
-        *("--subwords", str(small_subwords["de"]["train"]), "--lang", "de"),
+        *("--subwords", f"de={small_subwords['de']['train']}"),
         *("--index", "0", "--shard-size", str(SHARD), "--model", str(start_model)),
         *("--tokenizer", str(small_tokenizer), "--threads", "1", "--out", str(out)),
     ]
@@ -240,7 +239,7 @@ def test_a_shard_killed_mid_way_resumes_at_its_next_block_with_the_same_bytes(
 
     with caplog.at_level(logging.INFO, logger="xlsent.hard_negatives.encode"):
         resumed = _encode(small_subwords, start_model, small_tokenizer, out)
-    assert "150 pairs in blocks of 128, 128 of them encoded by an earlier job" in caplog.text
+    assert "150 pairs of de in blocks of 128, 128 of them encoded by an earlier job" in caplog.text
     assert resumed["resumed"] == 128
     assert out.read_bytes() == whole.read_bytes()
     assert not blocks.exists()
@@ -252,24 +251,26 @@ def test_a_capped_pool_reads_its_negatives_as_rows_of_its_own(
     """Two languages' pools capped at 100 pairs (train.max_pairs): the stage mines among
     each language's 100, and the training pool reads each pair's negatives as the pool's
     rows of the same language, whose English subwords are the mined pairs'."""
-    cap, files = 100, {}
-    for lang in ("de", "kk"):
-        shard = tmp_path / lang / "vectors-0000.arrow"
-        encode_shard(
-            ENCODING,
-            small_subwords[lang]["train"],
-            lang,
-            0,
-            SHARD,
-            start_model,
-            small_tokenizer,
-            shard,
-            max_pairs=cap,
+    cap, files, shards = 100, {}, [tmp_path / f"vectors-{i:04d}.arrow" for i in range(2)]
+    train = {lang: paths["train"] for lang, paths in small_subwords.items()}
+    # Shards of 120 pairs of the pool: de's 100, then kk's 100 across the two.
+    for index, shard in enumerate(shards):
+        counts = encode_shard(
+            ENCODING, train, index, 120, start_model, small_tokenizer, shard, max_pairs=cap
         )
+        assert counts["pairs"] == (120, 80)[index]
+    assert [read_shard(s)[1]["languages"] for s in shards] == [
+        {"de": [0, 100], "kk": [0, 20]},
+        {"kk": [20, 100]},
+    ]
+    for lang, held in (("de", shards[:1]), ("kk", shards)):
         files[lang] = tmp_path / lang / "negatives.parquet"
         settings = MiningSettings(mined=3)
-        run([shard], small_corpus[lang]["train"], settings, files[lang], tmp_path / lang / "m")
-    train = {lang: paths["train"] for lang, paths in small_subwords.items()}
+        run(held, lang, small_corpus[lang]["train"], settings, files[lang], tmp_path / lang / "m")
+    # Without the first shard kk's pairs are not all there: the job says so, writes nothing.
+    with pytest.raises(ValueError, match="do not hold all of kk's pairs"):
+        run(shards[1:], "kk", small_corpus["kk"]["train"], settings, tmp_path / "x", tmp_path / "m")
+    assert not (tmp_path / "x").exists()
     parts = with_negatives(pair_parts(train, 24, cap), files)
     pool = pairs_of(joined(part for _, part, _ in parts), ("de", "kk"))
     assert len(pool) == 2 * cap and pool.negatives.shape == (2 * cap, 3)

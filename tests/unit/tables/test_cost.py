@@ -21,29 +21,36 @@ def test_the_cost_table_sums_each_stage_and_run(tmp_path):
         "plots.tsv": (6.0, 50.0, 5.0),
         "align/simalign/kk/shard-0000.tsv": (720.0, 900.0, 600.0),
         "align/eflomal/kk/shard-0000.tsv": (6.0, 90.0, 6.0),
+        # The hard-negative stage: the pool's encoding on a GPU, a language's search on CPUs.
+        "hard_negatives/encode/pretrained/me5/all/vectors-0000.tsv": (360.0, 800.0, 300.0),
+        "hard_negatives/mine/pretrained/me5/all/kk.tsv": (12.0, 200.0, 9.0),
     }
     for name, (wall, rss, cpu) in jobs.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(header + f"{wall}\t0:00:00\t{rss}\t0\t0\t0\t0\t0\t0\t{cpu}\n")
-    table = cost_table(tmp_path, {"train/tr": 2, "align/simalign": 1, "align/eflomal": 0})
+    gpus = {"train/tr": 2, "align/simalign": 1, "align/eflomal": 0, "hard_negatives/encode": 1}
+    table = cost_table(tmp_path, gpus)
     rows = {(r["stage"], r["run"]): r for r in table.rows(named=True)}
     assert set(rows) == {
         *(("clean", ""), ("train", "tr"), ("eval/tatoeba", "tr"), ("plots", "")),
         *(("align/simalign", ""), ("align/eflomal", "")),  # each aligner's shards
+        *(("hard_negatives/encode", ""), ("hard_negatives/mine", "")),
     }
     assert (rows["align/simalign", ""]["gpu_h"], rows["align/eflomal", ""]["gpu_h"]) == (0.2, 0)
+    assert rows["hard_negatives/encode", ""]["gpu_h"] == 0.1
+    assert rows["hard_negatives/mine", ""]["gpu_h"] == 0
     clean, train = rows["clean", ""], rows["train", "tr"]
     assert (clean["jobs"], clean["wall_min"], clean["cpu_min"]) == (2, 3.0, 2.0)
     assert clean["peak_rss_gb"] == pytest.approx(300 / 1024)
     assert (train["jobs"], train["wall_min"], train["gpu_h"]) == (2, 90.0, 3.0)  # 1.5 h × 2
     assert rows["eval/tatoeba", "tr"]["cpu_min"] is None
     write_cost_table(table, tmp_path / "cost.csv")
-    # 60 + 120 + 3600 + 1800 + 30 + 6 + 720 + 6 s of wall; 30 + 90 + 7000 + 3500 + 5 + 600 +
-    # 6 s of CPU; 1.5 h × 2 + 0.2 h × 1 GPU hours.
+    # 60 + 120 + 3600 + 1800 + 30 + 6 + 720 + 6 + 360 + 12 s of wall; 30 + 90 + 7000 + 3500
+    # + 5 + 600 + 6 + 300 + 9 s of CPU; 1.5 h × 2 + 0.2 h × 1 + 0.1 h × 1 GPU hours.
     assert (
-        "Total: 105.7 wall minutes (summed over jobs, not elapsed), 187.2 CPU minutes, "
-        "3.20 GPU hours" in (tmp_path / "cost.md").read_text()
+        "Total: 111.9 wall minutes (summed over jobs, not elapsed), 192.3 CPU minutes, "
+        "3.30 GPU hours" in (tmp_path / "cost.md").read_text()
     )
     # The seed-42 job resumed the work of two killed jobs (their time to their last
     # checkpoint, recorded in the checkpoint): the row counts it all.
