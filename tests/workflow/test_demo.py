@@ -133,7 +133,8 @@ def test_word_level_runs_log_their_losses(demo_run):
 
 def test_demo_mines_hard_negatives_for_the_recipe_run(demo_run):
     """tr-recipe's stage: per language, a row for each training pair, its negatives other
-    pairs of the language, never one with the pair's own English text; the run read them."""
+    pairs of the language, never one with the pair's own English text; the run records the
+    ingredients it trained with."""
     from xlsent.hard_negatives.mine import normalise
 
     mined = demo_run / "results/hard_negatives/models/mlm/seed42/all"
