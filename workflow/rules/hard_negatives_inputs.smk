@@ -1,5 +1,7 @@
 # Names and input functions of the hard-negative stage (hard_negatives.smk, which holds only
 # its rules) and of the trainings that read it (train_inputs, train_args in train_inputs.smk).
+from xlsent.hard_negatives.pool import shards_holding
+
 HARD_NEGATIVES = config["hard_negatives"]
 # Where a language's negatives are (layout.HARD_NEGATIVES): {start}, the model the runs start
 # from, as its directory under results/ (start_weights); {pool}: the pairs a language's
@@ -48,20 +50,18 @@ def hard_negative_encode_args(wildcards):
 
 def hard_negative_shards(wildcards):
     """The pool's shards that hold a language's pairs, once every language's sample exists
-    (the `sample` checkpoint): the pool is the languages' pairs one after another, the codes
-    sorted (`xlsent.hard_negatives.encode.shard_languages`)."""
-    cap, size = pool_cap(wildcards.pool), HARD_NEGATIVES["shard_size"]
+    (the `sample` checkpoint)."""
+    cap = pool_cap(wildcards.pool)
     sizes = {
         lang: train_pairs(lang) if cap is None else min(train_pairs(lang), cap)
         for lang in sorted(LANGS)
     }
-    first = sum(sizes[lang] for lang in sizes if lang < wildcards.lang)
-    last = first + max(sizes[wildcards.lang], 1) - 1
+    held = shards_holding(sizes, wildcards.lang, HARD_NEGATIVES["shard_size"])
     return [
         layout.HARD_NEGATIVE_SHARD.format(
             start=wildcards.start, pool=wildcards.pool, shard=f"{i:04d}"
         )
-        for i in range(first // size, last // size + 1)
+        for i in held
     ]
 
 

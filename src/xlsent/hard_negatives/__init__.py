@@ -9,20 +9,21 @@ arXiv:1807.11906, trained dual encoders on such negatives, mined by a first mode
 beside its other ingredients; sentence-transformers' `mine_hard_negatives` is the usual tool
 for a retrieval model's. Two jobs, as the align stage (`xlsent.align`):
 
-1. `encode` (one job per shard of a language's pool, `hard_negatives.shard_size`):
-   both sides of its pairs encoded by the starting model, as training reads them (the
-   subwords, cut at `hard_negatives.encode.max_length`), block by block: a killed job resumes
-   at its first missing block (`xlsent.align.blocks`), and writes the shard's vectors.
-2. `mine` (one job per language): the shards' vectors joined, each foreign sentence's nearest
-   English sentences searched with faiss, the false negatives left out (the pair's own
-   English text, and whatever is above the similarity ceiling), the `mined` hardest written,
-   as rows of the language's training pairs, and a manifest (`_SUCCESS`) that lists the
-   shards and the counts.
+1. `encode` (one job per shard of the pool, `hard_negatives.shard_size` pairs: every language's
+   pairs one after another, `xlsent.hard_negatives.pool`): both sides of its pairs encoded by
+   the starting model, as training reads them (the subwords, cut at
+   `hard_negatives.encode.max_length`), block by block: a killed job resumes at its first
+   missing block (`xlsent.align.blocks`), and writes the shard's vectors.
+2. `mine` (one job per language): its rows of the shards that hold its pairs joined, each
+   foreign sentence's nearest English sentences searched with faiss, the false negatives left
+   out (the pair's own English text, and whatever is above the similarity ceiling), the
+   `mined` hardest written, as rows of the language's training pairs, and a manifest
+   (`_SUCCESS`) that lists the shards and the counts.
 
 A language's pool is its training pairs, or the seeded share of them a run's
 `train.max_pairs` keeps (`xlsent.train.data.subset_rows`): the pairs its batches draw from.
-Files (results/hard_negatives/{start}/{pool}/{lang}/, `start` the model's directory under
-results/, `pretrained/{model}` or `models/{run}/seed{seed}`, and `pool` `all` or `maxN`):
-`vectors-{i:04d}.arrow` (id, xx, en), `negatives.parquet` (id, negatives, scores, positive:
-`xlsent.hard_negatives.mine`), `_SUCCESS`.
+Files (results/hard_negatives/{start}/{pool}/, `start` the model's directory under results/,
+`pretrained/{model}` or `models/{run}/seed{seed}`, and `pool` `all` or `maxN`):
+`vectors-{i:04d}.arrow` (lang, id, xx, en), and per language `{lang}/negatives.parquet` (id,
+negatives, scores, positive: `xlsent.hard_negatives.mine`) and `{lang}/_SUCCESS`.
 """

@@ -22,7 +22,6 @@ end: the same bytes whether the job ran once or was killed and resumed.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import logging
 from dataclasses import dataclass
@@ -37,14 +36,12 @@ from xlsent.align.blocks import Blocks, fingerprint
 from xlsent.defaults import schema_defaults
 from xlsent.failures.kill_points import kill_point
 from xlsent.failures.unreadable import reading
+from xlsent.hard_negatives.pool import shard_languages, spans
 from xlsent.io import atomic_path
 from xlsent.ragged import Ragged
 
 if TYPE_CHECKING:
     from xlsent.train.data import Pairs
-
-# A pair of a shard: its language, the language's pool ids and pairs, its row among them.
-PoolRow = tuple[str, np.ndarray, "Pairs", int]
 
 log = logging.getLogger(__name__)
 
@@ -84,24 +81,6 @@ def pool_sizes(subwords: dict[str, Path], max_pairs: int | None = None) -> dict[
     return sizes
 
 
-def shard_languages(
-    sizes: dict[str, int], index: int, shard_size: int
-) -> list[tuple[str, int, int]]:
-    """The pool's pairs in shard `index`, as (language, first row, end row) of each language
-    it holds, rows counted within the language's pairs; `sizes` in the pool's order.
-
-    >>> shard_languages({"de": 5, "kk": 2, "te": 6}, 1, 4)
-    [('de', 4, 5), ('kk', 0, 2), ('te', 0, 1)]
-    """
-    low, high, offset, out = index * shard_size, (index + 1) * shard_size, 0, []
-    for lang, size in sizes.items():
-        first, end = max(low - offset, 0), min(high - offset, size)
-        if first < end:
-            out.append((lang, first, end))
-        offset += size
-    return out
-
-
 def encode_shard(
     settings: PoolEncoding,
     subwords: dict[str, Path],
@@ -121,34 +100,36 @@ def encode_shard(
 
     sizes = pool_sizes(subwords, max_pairs)
     held = shard_languages(sizes, index, shard_size)
-    rows: list[PoolRow] = []
+    encoder = _Encoder(model_dir, tokenizer_dir, settings, device)
+    parts = []
     for lang, first, end in held:
+        encoder.require(lang)
         with reading(subwords[lang]):
             ids = pq.read_table(subwords[lang], columns=["id"]).column("id").to_numpy()
         ids = ids[subset_rows(len(ids), lang, max_pairs)]  # the pool's, as training draws it
         pairs = load_pairs({lang: subwords[lang]}, settings.max_length, max_pairs)
-        rows.extend((lang, ids, pairs, row) for row in range(first, end))
+        parts.append(_Part(lang, ids, pairs, first, end))
+    pairs_held = sum(part.end - part.first for part in parts)
     inputs = {f"subwords/{lang}": path for lang, path in subwords.items()}
     inputs |= {"model": model_dir, "tokenizer": tokenizer_dir}
     job = {**dataclasses.asdict(settings), "max_pairs": max_pairs}
     stamp = fingerprint("hard-negatives", job, index, shard_size, inputs)
-    encoder = _Encoder(model_dir, tokenizer_dir, settings, device)
     blocks = Blocks(out, stamp, vectors_schema(encoder.width))
-    parts, resumed, size = [], 0, BLOCK_BATCHES * settings.batch_size
-    for block, start in enumerate(range(0, len(rows), size)):
+    tables, resumed, size = [], 0, BLOCK_BATCHES * settings.batch_size
+    for block, start in enumerate(range(0, pairs_held, size)):
         kept = blocks.read(block)
         if kept is None:
-            table = encoder.block(rows[start : start + size], blocks.schema)
+            table = encoder.block(parts, start, start + size, blocks.schema)
             blocks.write(block, table, {"pairs": table.num_rows})
             kill_point("hard_negatives.block")
         else:
             table = kept[0]
             resumed += table.num_rows
-        parts.append(table)
+        tables.append(table)
     # What an earlier job did is not the shard's content: the counts its file keeps are not.
     counts = {
         "shard": index,
-        "pairs": len(rows),
+        "pairs": pairs_held,
         "width": encoder.width,
         # The rows of each language it holds, and every language's pairs in the pool: what
         # the mining checks its language's shards against.
@@ -156,19 +137,31 @@ def encode_shard(
         "pool": sizes,
     }
     schema = vectors_schema(encoder.width).with_metadata({COUNTS: json.dumps(counts)})
-    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    table = pa.concat_tables(tables) if tables else schema.empty_table()
     with atomic_path(out) as tmp, pa.ipc.new_file(tmp, schema) as writer:
         writer.write_table(table.replace_schema_metadata(schema.metadata).combine_chunks())
     blocks.remove()
     log.info(
         "shard %d: %d pairs of %s in blocks of %d, %d of them encoded by an earlier job",
         index,
-        len(rows),
+        pairs_held,
         " ".join(lang for lang, _, _ in held) or "no language",
         size,
         resumed,
     )
-    return {"shard": index, "pairs": len(rows), "width": encoder.width, "resumed": resumed}
+    return {"shard": index, "pairs": pairs_held, "width": encoder.width, "resumed": resumed}
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A language's pairs in a shard: its pool's ids and pairs, and the rows [first, end) of
+    them that the shard holds."""
+
+    lang: str
+    ids: np.ndarray
+    pairs: Pairs
+    first: int
+    end: int
 
 
 def read_shard(path: Path) -> tuple[pa.Table, dict]:
@@ -198,21 +191,26 @@ class _Encoder:
         self.settings, self.device, self.torch = settings, torch.device(device), torch
         self.width = self.model.config.hidden_size
 
-    def block(self, rows: list[PoolRow], schema: pa.Schema) -> pa.Table:
-        """A block's table: its `rows`, each language's run of them encoded together."""
+    def block(self, parts: list[_Part], start: int, stop: int, schema: pa.Schema) -> pa.Table:
+        """A block's table: the shard's pairs [start, stop), each language's run of them
+        encoded together."""
         tables = []
-        for lang, group in itertools.groupby(rows, key=lambda row: row[0]):
-            group = list(group)
-            ids, pairs = group[0][1], group[0][2]
-            take = np.array([row[3] for row in group])
+        for i, first, end in spans({i: p.end - p.first for i, p in enumerate(parts)}, start, stop):
+            part = parts[i]
+            take = np.arange(part.first + first, part.first + end)
             table = {
-                "lang": [lang] * len(take),
-                "id": ids[take],
-                "xx": self.column(pairs.xx.take(take), lang),
-                "en": self.column(pairs.en.take(take), "en"),
+                "lang": [part.lang] * len(take),
+                "id": part.ids[take],
+                "xx": self.column(part.pairs.xx.take(take), part.lang),
+                "en": self.column(part.pairs.en.take(take), "en"),
             }
             tables.append(pa.table(table, schema=schema))
         return pa.concat_tables(tables) if tables else schema.empty_table()
+
+    def require(self, lang: str) -> None:
+        """Stop where the model has language embeddings but none of `lang`."""
+        if self.languages is not None and lang not in self.languages:
+            raise ValueError(f"{self.model_dir} has no language embedding of {lang!r}")
 
     def column(self, rows: Ragged, lang: str) -> pa.FixedSizeListArray:
         """Sentence vectors of `rows` (subwords of language `lang`) as a vector column."""
@@ -225,8 +223,6 @@ class _Encoder:
         from xlsent.train.collate import collate
 
         torch = self.torch
-        if self.languages is not None and lang not in self.languages:
-            raise ValueError(f"{self.model_dir} has no language embedding of {lang!r}")
         out = np.zeros((len(rows), self.width), np.float32)
         with torch.inference_mode():
             for part in length_sorted(rows.lengths, self.settings.batch_size):
