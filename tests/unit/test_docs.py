@@ -4,11 +4,13 @@ resource table, and every relative link and anchor of README.md and docs/ resolv
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
 import polars as pl
-from support import ROOT, snakemake_command
+import pytest
+from support import ROOT, snakemake_command, snakemake_env
 
 from xlsent import docs
 from xlsent.tables.compare import compare_table, write_compare_table
@@ -176,6 +178,31 @@ def test_results_marks_its_per_language_counts_with_their_cells():
     marked = re.findall(r'data-compare="([^"]*)"', section)
     assert len(marked) >= 10
     assert docs.compared(section, ROOT / "no-results")[0] == []
+
+
+EVIDENCE = sorted((ROOT / "docs" / "evidence").glob("*/tables.sh"))
+
+
+@pytest.mark.parametrize("script", EVIDENCE, ids=lambda script: script.parent.name)
+def test_kept_tables_are_what_the_kept_files_give(script, tmp_path):
+    """Each experiment kept in docs/evidence: its script, run in a copy without the kept
+    tables, makes every kept table again, byte for byte, and nothing else."""
+    kept = script.parent
+    copy = shutil.copytree(kept, tmp_path / kept.name)
+    shutil.rmtree(copy / "results" / "tables")
+    subprocess.run(["bash", str(copy / "tables.sh")], check=True, env=snakemake_env())
+
+    def tables(root: Path) -> dict[str, bytes]:
+        found = (root / "results" / "tables").rglob("*")
+        return {str(p.relative_to(root)): p.read_bytes() for p in found if p.is_file()}
+
+    assert tables(copy) == tables(kept)
+
+
+def test_the_evidence_keeps_an_experiment():
+    """The recipe experiment's files are kept, so the numbers results.md quotes from its
+    comparison tables are checked (not only counted as elsewhere)."""
+    assert [script.parent.name for script in EVIDENCE] == ["recipe"]
 
 
 def test_the_rule_table_lists_every_rule_snakemake_knows(tmp_path):

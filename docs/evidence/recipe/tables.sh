@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The recipe experiment's tables (docs/results.md, "The best encoder recipe"), made by the
+# workflow's own table commands from the files kept beside this script, at the paths the
+# workflow wrote them. Run from anywhere: `bash docs/evidence/recipe/tables.sh`.
+set -euo pipefail
+cd "$(dirname "$0")"
+export LC_ALL=C # the globs' order, hence the tables' rows
+groups=(low4 low5 low8 laser14 dap28 xtreme36)
+stats=(results/corpus/*/sample_stats.json)
+models=()
+for dir in results/models/*/seed*; do
+  models+=("${dir#results/models/}=$dir")
+done
+
+xlsent tables --groups "${groups[@]}" --corpus-stats "${stats[@]}" --language-directions mean \
+  --out results/tables/tatoeba.csv results/eval/tatoeba/*/seed*.parquet
+xlsent tables-bucc --out results/tables/bucc.csv --results results/eval/bucc/*/seed*.parquet
+xlsent tables-dev --out results/tables/dev.csv --models "${models[@]}" --corpus-stats "${stats[@]}"
+# Each run against the one it adds to, per group and language (a run's seeds averaged).
+xlsent tables-compare --pairs tr:me5 --groups "${groups[@]}" --out results/tables/compare.csv \
+  --results results/eval/{tatoeba,bucc}/*/seed*.parquet
