@@ -16,6 +16,10 @@ xlsent tables --groups "${groups[@]}" --corpus-stats "${stats[@]}" --language-di
   --out results/tables/tatoeba.csv results/eval/tatoeba/*/seed*.parquet
 xlsent tables-bucc --out results/tables/bucc.csv --results results/eval/bucc/*/seed*.parquet
 xlsent tables-dev --out results/tables/dev.csv --models "${models[@]}" --corpus-stats "${stats[@]}"
+# The encodings' records of their device sit in their vectors, which are not kept (large):
+# the cost table's eval/encode rows leave the device blank.
+xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints \
+  --vectors results/vectors --models results/models --gpus --out results/tables/cost.csv
 # Each run against the one it adds to, per group and language (a run's seeds averaged).
-xlsent tables-compare --pairs tr:me5 --groups "${groups[@]}" --out results/tables/compare.csv \
+xlsent tables-compare --pairs tr:me5 tr-hard:tr --groups "${groups[@]}" --out results/tables/compare.csv \
   --results results/eval/{tatoeba,bucc}/*/seed*.parquet
