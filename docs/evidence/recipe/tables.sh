@@ -18,6 +18,10 @@ xlsent tables-bucc --out results/tables/bucc.csv --results results/eval/bucc/*/s
 xlsent tables-dev --out results/tables/dev.csv --models "${models[@]}" --corpus-stats "${stats[@]}"
 # The encodings' records of their device sit in their vectors, which are not kept (large):
 # the cost table's eval/encode rows leave the device blank.
+# Snakemake writes a job's benchmark file as the job ends, after the trainer's attempts.json,
+# and tables-cost reads a training's benchmark file only where it is the newer of the two (else
+# the trainer's own record, without peak memory); a checkout gives files its own times.
+touch results/benchmarks/train/*/seed*.tsv
 xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints \
   --vectors results/vectors --models results/models --gpus --out results/tables/cost.csv
 # Each run against the one it adds to, per group and language (a run's seeds averaged).
