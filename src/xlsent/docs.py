@@ -34,7 +34,7 @@ import yaml
 
 from xlsent.defaults import LEFT_OUT_AT_DEFAULT, PROGRAM
 from xlsent.methods import METHODS, Loss
-from xlsent.tables.compare import COUNTS, SCORES, TASKS
+from xlsent.tables.compare import COUNTS, DEV, SCORES, TASKS
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "workflow" / "rules"
@@ -233,13 +233,13 @@ def compared(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]
     unchecked: dict[str, int] = {}
     tables: dict[str, dict | None] = {}
     form = (
-        f"TABLE A B TASK ROW COLUMN (TASK one of {', '.join(TASKS)}; COLUMN one of "
+        f"TABLE A B TASK ROW COLUMN (TASK one of {', '.join([*TASKS, DEV])}; COLUMN one of "
         f"{', '.join(COMPARE_COLUMNS)})"
     )
     for name, cell, text in _COMPARED.findall(results):
         where = f"docs/results.md#{name} ({text})"
         fields = cell.split()
-        if len(fields) != 6 or fields[3] not in TASKS or fields[5] not in COMPARE_COLUMNS:
+        if len(fields) != 6 or fields[3] not in {*TASKS, DEV} or fields[5] not in COMPARE_COLUMNS:
             problems.append(f'{where}: data-compare="{cell}" is not {form}')
             continue
         if not _NUMBER.fullmatch(text):

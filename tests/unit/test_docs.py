@@ -126,7 +126,7 @@ def test_a_number_quoted_from_a_comparison_table_is_its_cell(tmp_path):
         f'<a id="d" {cell} all diff">−0.2</a>; <a id="x" {cell} de diff">1</a>'
         f'<a id="y" {cell} all median">1</a>, <a id="z" {cell} all diff">a third</a>'
     )
-    form = "TABLE A B TASK ROW COLUMN (TASK one of tatoeba, bucc; COLUMN one of a_mean"
+    form = "TABLE A B TASK ROW COLUMN (TASK one of tatoeba, bucc, dev; COLUMN one of a_mean"
     problems, _ = docs.compared(wrong, tmp_path)
     assert problems[:3] == [
         "docs/results.md#n (2): results/tables/compare.csv gives below 1 for A B tatoeba all",

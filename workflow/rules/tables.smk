@@ -76,9 +76,11 @@ rule tables_ablation:
 
 rule tables_compare:
     # Run against run (tables.compare.pairs): per group and language, the difference of the
-    # seed means, each run's seed range, and the languages above, below and level.
+    # seed means, each run's seed range, and the languages above, below and level; on dev
+    # too, from the trained runs' kept checkpoints.
     input:
         results=COMPARE_RESULTS,
+        models=list(COMPARE_MODELS.values()),
     output:
         csv=report(
             layout.table("compare"),
@@ -102,9 +104,10 @@ rule tables_compare:
     params:
         pairs=[f"{a}:{b}" for a, b in config["tables"]["compare"]["pairs"]],
         groups=group_arguments(config, config["tables"]["groups"]),
+        models=[f"{label}={model}" for label, model in COMPARE_MODELS.items()],
     shell:
         "xlsent tables-compare --pairs {params.pairs} --groups {params.groups}"
-        " --out {output.csv} --results {input.results} 2> {log}"
+        " --out {output.csv} --results {input.results} --models {params.models} 2> {log}"
 
 
 rule tables_transfer:

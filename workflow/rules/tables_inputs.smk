@@ -4,6 +4,7 @@
 from xlsent.config import (
     bli_results,
     bucc_results,
+    compare_models,
     compare_results,
     figures,
     gpus_per_job,
@@ -30,6 +31,7 @@ TRANSFER = transfer_pivots(config)
 BLI_RESULTS = bli_results(config)
 BUCC_RESULTS = bucc_results(config)
 COMPARE_RESULTS = compare_results(config)
+COMPARE_MODELS = compare_models(config)
 RETRIEVAL_RESULTS = retrieval_results(config)
 MTEB_RESULTS = mteb_results(config)
 # The retrieval table's groups: those of tables.groups that it holds whole.

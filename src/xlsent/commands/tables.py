@@ -162,10 +162,17 @@ def _add_tables_compare(sub: Subparsers) -> None:
     p.add_argument("--out", required=True)
     p.add_argument(
         "--results",
-        nargs="+",
-        required=True,
+        nargs="*",
+        default=[],
         help="the runs' results/eval/tatoeba/... and results/eval/bucc/... files: a run's "
         "seeds are the files given",
+    )
+    p.add_argument(
+        "--models",
+        nargs="*",
+        default=[],
+        help="RUN/seedN=results/models/RUN/seedN: the dev P@1 of each kept checkpoint, "
+        "compared as a task of its own",
     )
     p.set_defaults(handler=tables_compare)
 
@@ -179,7 +186,11 @@ def tables_compare(args: argparse.Namespace) -> None:
         if not (sep and a and b):
             raise UsageError(f"--pairs: expected RUN:RUN, got {item!r}")
         pairs.append((a, b))
-    table = compare.compare_table(args.results, pairs, _groups(args.groups))
+    if not (args.results or args.models):
+        raise UsageError("tables-compare: give --results, --models or both")
+    table = compare.compare_table(
+        args.results, pairs, _groups(args.groups), lang_paths(args.models)
+    )
     compare.write_compare_table(table, Path(args.out))
     log.info("wrote %s", args.out)
 

@@ -30,6 +30,7 @@ __all__ = [
     "bli_dictionaries",
     "bli_results",
     "bucc_results",
+    "compare_models",
     "compare_results",
     "figures",
     "final_outputs",
@@ -221,6 +222,21 @@ def compare_results(config: dict) -> list[str]:
         for rs in run_seeds(config)
         if rs.run in runs
     ]
+
+
+def compare_models(config: dict) -> dict[str, str]:
+    """The models whose kept checkpoints the comparison table's dev task reads: {"run/seedN":
+    `layout.MODEL`} of every run × seed of `tables.compare.pairs` that the workflow's trainer
+    exports (its `best.json` holds the dev P@1 per language)."""
+    compared = {run for pair in config["tables"]["compare"]["pairs"] for run in pair}
+    trained = compared & set(runs_of(config, ENCODER_METHODS))
+    return {
+        layout.RUN_SEED.format(run=rs.run, seed=rs.seed): layout.MODEL.format(
+            run=rs.run, seed=rs.seed
+        )
+        for rs in run_seeds(config)
+        if rs.run in trained
+    }
 
 
 def retrieval_results(config: dict) -> list[str]:

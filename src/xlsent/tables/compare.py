@@ -2,8 +2,10 @@
 
 For each named pair of runs (a, b) and each task both were evaluated on (`TASKS`: Tatoeba's
 accuracy, the mean of both directions; mining's F1 on the test split at the threshold chosen
-on the threshold split), one row per group (Tatoeba only: the groups of `tables.groups`), then
-`all` (every language both runs have), then one per language, with
+on the threshold split; and `dev`, where the runs' models are given: the dev P@1 of the
+checkpoint each kept, both directions, as its `best.json` records it per language), one row
+per group (Tatoeba only: the groups of `tables.groups`), then `all` (every language both runs
+have), then one per language, with
 
 - `a_mean`, `b_mean`: each run's score averaged over its seeds (a group's: averaged over its
   languages too); `a_min`, `a_max`, `b_min`, `b_max`: the range of that score over the run's
@@ -36,6 +38,7 @@ import polars as pl
 
 from xlsent.evaluate.results import load_results
 from xlsent.languages import LANGUAGES
+from xlsent.tables.dev import chosen_scores, models_devices
 from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
 from xlsent.tables.devices import EFFECT, described, differ, results_devices
 from xlsent.tables.seeds import refuse_duplicates, seed_averaged
@@ -43,6 +46,8 @@ from xlsent.tables.write import BLANK, write_table
 
 # What a task's per-language score is: (metric, direction) of its results files.
 TASKS = {"tatoeba": ("accuracy", "mean"), "bucc": ("f1", "test")}
+# The task of the models' kept checkpoints (`xlsent.tables.dev.chosen_scores`), last.
+DEV = "dev"
 # Decimals of the scores in the tables; a difference within half the last one is level.
 DIGITS = 1
 LEVEL = 0.5 * 10**-DIGITS
@@ -122,16 +127,26 @@ def compare_table(
     frames: Sequence[pl.DataFrame | str | os.PathLike[str]],
     pairs: Sequence[tuple[str, str]],
     groups: Mapping[str, Sequence[str]],
+    models: Mapping[str, str | os.PathLike[str]] | None = None,
 ) -> pl.DataFrame:
     """The comparison of each pair (a, b) of `pairs`, in order (the module docstring): per
     task both runs were evaluated on, the groups of `groups` (Tatoeba's), `all`, then each
-    language (in the language table's order), a row each."""
-    results = load_results(frames)
-    tasks = [task for task in TASKS if task in set(results["task"])]
-    if not tasks:
-        raise ValueError(f"no results of {' or '.join(TASKS)} to compare")
+    language (in the language table's order), a row each. `models` ({"run/seedN": model
+    directory}) adds the dev task of the runs it names."""
+    results = load_results(frames) if frames else None
+    tasks = [task for task in TASKS if results is not None and task in set(results["task"])]
     scores = {task: _per_seed(results, task) for task in tasks}
-    devices = results_devices(frames)
+    if models:
+        tasks.append(DEV)
+        scores[DEV] = chosen_scores(models)
+    if not tasks:
+        raise ValueError(f"no results of {', '.join([*TASKS, DEV])} to compare")
+    # The results files' devices; where they record none, the models' (dev's encoder is the
+    # training's).
+    devices = results_devices(frames) if frames else {}
+    for run, cells in models_devices(models or {}).items():
+        known = devices.setdefault(run, dict.fromkeys(DEVICE_COLUMNS))
+        known.update({c: value for c, value in cells.items() if known.get(c) is None})
     rows = []
     for a, b in pairs:
         compared = [task for task in tasks if a in scores[task] and b in scores[task]]
@@ -142,7 +157,7 @@ def compare_table(
                 + (
                     f"no results of {', '.join(absent)} among the files given"
                     if absent
-                    else f"the two runs share no task ({', '.join(TASKS)})"
+                    else f"the two runs share no task ({', '.join([*TASKS, DEV])})"
                 )
             )
         for task in compared:
@@ -205,8 +220,9 @@ def write_compare_table(table: pl.DataFrame, out_csv: Path) -> None:
         digits=DIGITS,
         shown=shown,
         caption="Run a against run b, seeds averaged: Tatoeba accuracy (%, the mean of both "
-        "directions) and mining F1 (%, the test split at the threshold split's threshold), "
-        "per group, over `all` the languages both have, and per language. `range`: the "
+        "directions), mining F1 (%, the test split at the threshold split's threshold) and, "
+        "where the models are given, dev P@1 (%, both directions, of the checkpoint each "
+        "kept), per group, over `all` the languages both have, and per language. `range`: the "
         "lowest and the highest seed (a group's average, seed by seed); `a − b`: the mean of "
         "the languages' differences; above, below, level: how many of the row's languages a "
         f"is above, below or level with, level meaning a difference within ±{LEVEL:.2f}.",

@@ -25,7 +25,7 @@ import polars as pl
 from xlsent.devices import device_label
 from xlsent.failures.unreadable import remake_command
 from xlsent.tables.devices import COLUMNS as DEVICE_COLUMNS
-from xlsent.tables.devices import devices_notes, joined
+from xlsent.tables.devices import Devices, devices_notes, joined
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.tables.speed import training_speed
 from xlsent.tables.write import write_table
@@ -52,22 +52,74 @@ def _records(log: Path) -> list[dict]:
     return records
 
 
-def _devices(directory: Path) -> list[str | None]:
-    """The four device cells of a model directory's training (`run.json`'s `trained_on`:
-    one record per distinct job); blank for a model exported before the records."""
+def _device_values(directory: Path) -> dict[str, list[str | None]]:
+    """The four device columns' values of a model directory's training (`run.json`'s
+    `trained_on`: one record per distinct job), unjoined; [None] each for a model exported
+    before the records."""
     path = directory / "run.json"
     try:
         jobs = json.loads(path.read_text()).get("trained_on") if path.exists() else None
     except json.JSONDecodeError as err:
         raise _broken(path, "", err) from None
     if not jobs:
-        return [None] * len(DEVICE_COLUMNS)
-    return [
-        joined([device_label(job) for job in jobs]),
-        joined([job["precision"] for job in jobs]),
-        joined([device_label(job) for job in jobs]),
-        joined([job.get("dev_precision") for job in jobs]),
-    ]
+        return {column: [None] for column in DEVICE_COLUMNS}
+    trained = [device_label(job) for job in jobs]
+    return dict(
+        zip(
+            DEVICE_COLUMNS,
+            (
+                trained,
+                [j["precision"] for j in jobs],
+                trained,
+                [j.get("dev_precision") for j in jobs],
+            ),
+            strict=True,
+        )
+    )
+
+
+def _best(directory: Path) -> dict:
+    """The model directory's `best.json`: the kept checkpoint's step and dev P@1, overall and
+    per language."""
+    try:
+        return json.loads((directory / "best.json").read_text())
+    except json.JSONDecodeError as err:
+        raise _broken(directory / "best.json", "", err) from None
+
+
+def _run_seed(label: str) -> tuple[str, int]:
+    run, _, seed = label.rpartition("/seed")
+    if not run or not seed.isdigit():
+        raise ValueError(f"model label {label!r} is not RUN/seedN")
+    return run, int(seed)
+
+
+def chosen_scores(
+    models: Mapping[str, str | os.PathLike[str]],
+) -> dict[str, dict[int, dict[str, float]]]:
+    """{run: {seed: {lang: dev P@1}}} of the checkpoint each model kept (its `best.json`),
+    from `models` ({"run/seedN": model directory}): what `xlsent.tables.compare` compares
+    language by language."""
+    scores: dict[str, dict[int, dict[str, float]]] = {}
+    for label, directory in models.items():
+        run, seed = _run_seed(label)
+        scores.setdefault(run, {})[seed] = dict(_best(Path(directory))["dev"])
+    return scores
+
+
+def models_devices(models: Mapping[str, str | os.PathLike[str]]) -> dict[str, Devices]:
+    """{run: its four device cells} over its seeds' model directories in `models`: dev P@1
+    is encoded by the training, on its device, at its `dev_precision`."""
+    values: dict[str, dict[str, list[str | None]]] = {}
+    for label, directory in models.items():
+        run, _ = _run_seed(label)
+        cells = values.setdefault(run, {column: [] for column in DEVICE_COLUMNS})
+        for column, found in _device_values(Path(directory)).items():
+            cells[column] += found
+    return {
+        run: {column: joined(found) for column, found in cells.items()}
+        for run, cells in values.items()
+    }
 
 
 def small_dev_languages(stats: Sequence[str | os.PathLike[str]]) -> dict[str, int]:
@@ -97,16 +149,11 @@ def dev_table(
     """
     rows, steps = [], set()
     for label, directory in models.items():
-        run, _, seed = label.rpartition("/seed")
-        if not run or not seed.isdigit():
-            raise ValueError(f"model label {label!r} is not RUN/seedN")
+        run, seed = _run_seed(label)
         directory = Path(directory)
         records = _records(directory / "train_log.jsonl")
         curve = {record["step"]: record["dev_p1"] for record in records if "dev_p1" in record}
-        try:
-            best = json.loads((directory / "best.json").read_text())
-        except json.JSONDecodeError as err:
-            raise _broken(directory / "best.json", "", err) from None
+        best = _best(directory)
         steps |= curve.keys()
         kept = [p1 for lang, p1 in best["dev"].items() if lang not in small_dev]
         without = round(sum(kept) / len(kept), 2) if kept else None
@@ -115,11 +162,11 @@ def dev_table(
         rows.append(
             (
                 run,
-                int(seed),
+                seed,
                 curve,
                 *chosen,
                 *(speed[c] for c in SPEED_COLUMNS),
-                *_devices(directory),
+                *(joined(found) for found in _device_values(directory).values()),
             )
         )
     columns = [str(step) for step in sorted(steps)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import polars as pl
 import pytest
@@ -10,10 +11,10 @@ import yaml
 from support import ROOT
 
 from xlsent.cli import main
-from xlsent.config import ConfigError, compare_results, validate
+from xlsent.config import ConfigError, compare_models, compare_results, validate
 from xlsent.evaluate.results import write_results
 from xlsent.languages import define_groups
-from xlsent.tables.compare import compare_table, write_compare_table
+from xlsent.tables.compare import COUNTS, SCORES, compare_table, write_compare_table
 
 # Tatoeba, the mean of both directions, two runs × two seeds × three languages:
 #
@@ -69,6 +70,47 @@ def _mining(run: str, seed: int) -> pl.DataFrame:
 FRAMES = [f(run, seed) for f in (_tatoeba, _mining) for run, seed in TATOEBA]
 
 
+# Dev P@1 of each kept checkpoint (best.json), per language:
+#
+#          A seed 1  A seed 2  A mean |  B (both seeds) |  A − B
+#   kk       90        91       90.5  |      92         |  −1.5  below
+#   te       95.5      96.5     96    |      95         |  +1    above
+#   de      100        99       99.5  |      99.5       |   0    level
+#
+# `all`: A (90 + 95.5 + 100)/3 = 95.1666… and (91 + 96.5 + 99)/3 = 95.5, mean 95.3333…;
+# B 95.5; A − B = (−1.5 + 1 + 0)/3 = −0.1666….
+DEV = {
+    ("A", 1): {"kk": 90.0, "te": 95.5, "de": 100.0},
+    ("A", 2): {"kk": 91.0, "te": 96.5, "de": 99.0},
+    ("B", 1): {"kk": 92.0, "te": 95.0, "de": 99.5},
+    ("B", 2): {"kk": 92.0, "te": 95.0, "de": 99.5},
+}
+# Where each run trained (run.json's `trained_on`): the dev scores' devices.
+TRAINED_ON = {
+    "A": {"device": "cpu", "precision": "fp32", "dev_precision": "fp32", "processes": 1},
+    "B": {
+        "device": "cuda",
+        "device_name": "NVIDIA H100",
+        "precision": "bf16",
+        "dev_precision": "bf16",
+        "processes": 1,
+    },
+}
+
+
+def _models(root) -> dict[str, object]:
+    """Model directories as training exports them (best.json, run.json), by RUN/seedN."""
+    models = {}
+    for (run, seed), dev in DEV.items():
+        directory = root / "models" / run / f"seed{seed}"
+        directory.mkdir(parents=True)
+        best = {"step": 200, "dev_p1": round(sum(dev.values()) / len(dev), 2), "dev": dev}
+        (directory / "best.json").write_text(json.dumps(best))
+        (directory / "run.json").write_text(json.dumps({"trained_on": [TRAINED_ON[run]]}))
+        models[f"{run}/seed{seed}"] = directory
+    return models
+
+
 def _rows(table: pl.DataFrame) -> dict[tuple[str, str], dict]:
     return {(row["task"], row["unit"]): row for row in table.iter_rows(named=True)}
 
@@ -106,6 +148,40 @@ def test_every_cell_of_the_worked_example():
         row = rows[unit]
         assert (row["a"], row["b"], row["a_seeds"], row["b_seeds"]) == ("A", "B", 2, 2)
         assert [row[c] for c in columns] == pytest.approx(list(values)), unit
+
+
+def test_the_dev_of_the_kept_checkpoints_is_a_task_of_its_own(tmp_path):
+    models = _models(tmp_path)
+    table = compare_table(FRAMES, [("A", "B")], GROUPS, models)
+    assert [r["unit"] for r in table.iter_rows(named=True) if r["task"] == "dev"] == [
+        "all",  # no groups: they are Tatoeba's
+        "de",
+        "kk",
+        "te",
+    ]
+    rows = _rows(table)
+    expected = {
+        # unit: a_mean, a_min, a_max, b_mean, diff, above, below, level
+        "all": (286 / 3, 285.5 / 3, 95.5, 95.5, -0.5 / 3, 1, 1, 1),
+        "de": (99.5, 99, 100, 99.5, 0, 0, 0, 1),
+        "kk": (90.5, 90, 91, 92, -1.5, 0, 1, 0),
+        "te": (96, 95.5, 96.5, 95, 1, 1, 0, 0),
+    }
+    columns = ("a_mean", "a_min", "a_max", "b_mean", "diff", "above", "below", "level")
+    for unit, values in expected.items():
+        assert [rows["dev", unit][c] for c in columns] == pytest.approx(list(values)), unit
+    # The other tasks' scores are as without the models; the devices are the results
+    # files', and where those record none (data frames here), the models'.
+    scores = ["a", "b", "task", "unit", *SCORES, *COUNTS]
+    without = compare_table(FRAMES, [("A", "B")], GROUPS)
+    assert table.filter(pl.col("task") != "dev").select(scores).equals(without.select(scores))
+    assert set(table["a_train_device"]) == {"cpu"} and set(without["a_train_device"]) == {None}
+    alone = _rows(compare_table([], [("A", "B")], GROUPS, models))
+    assert list(alone) == [("dev", unit) for unit in ("all", "de", "kk", "te")]
+    assert alone["dev", "kk"]["a_train_device"] == "cpu"
+    assert alone["dev", "kk"]["b_eval_device"] == "cuda (NVIDIA H100)"
+    assert alone["dev", "kk"]["b_eval_precision"] == "bf16"
+    assert alone["dev", "kk"]["devices_differ"] is True
 
 
 def test_a_language_one_run_lacks_blanks_its_rows(tmp_path):
@@ -148,6 +224,10 @@ def test_the_command_writes_the_csv_and_markdown(tmp_path):
     main([*argv, "--results", *map(str, paths)])
     written = pl.read_csv(out)
     assert written.equals(compare_table(paths, [("A", "B")], GROUPS))
+    models = _models(tmp_path)
+    with_dev = [*argv, "--results", *map(str, paths), "--models"]
+    main([*with_dev, *(f"{label}={directory}" for label, directory in models.items())])
+    assert pl.read_csv(out).equals(compare_table(paths, [("A", "B")], GROUPS, models))
     # The Markdown: means to one decimal (90.05 is 90.04999… as a float), ranges, the
     # difference to two.
     markdown = out.with_suffix(".md").read_text().splitlines()
@@ -158,6 +238,9 @@ def test_the_command_writes_the_csv_and_markdown(tmp_path):
     with pytest.raises(SystemExit) as stopped:
         main([*bad, "--results", str(paths[0])])
     assert stopped.value.code == 2  # a usage error, one line: "expected RUN:RUN"
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)  # nothing to compare
+    assert stopped.value.code == 2
 
 
 def test_the_config_names_pairs_of_its_runs_and_the_rule_reads_their_results():
@@ -171,6 +254,11 @@ def test_the_config_names_pairs_of_its_runs_and_the_rule_reads_their_results():
         "results/eval/bucc/tr/seed42.parquet",
         "results/eval/bucc/wacse/seed42.parquet",
     ]
+    # ... and their models, whose kept checkpoints give the dev rows.
+    assert compare_models(demo) == {
+        "tr/seed42": "results/models/tr/seed42",
+        "wacse/seed42": "results/models/wacse/seed42",
+    }
     for pair, named in (
         (["wacse", "trr"], "'trr' is not one of `runs`"),
         (["tr", "tr"], "'tr' twice"),
