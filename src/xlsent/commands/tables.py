@@ -163,16 +163,16 @@ def _add_tables_compare(sub: Subparsers) -> None:
     p.add_argument(
         "--results",
         nargs="*",
-        default=[],
+        required=True,
         help="the runs' results/eval/tatoeba/... and results/eval/bucc/... files: a run's "
         "seeds are the files given",
     )
     p.add_argument(
         "--models",
         nargs="*",
-        default=[],
+        required=True,
         help="RUN/seedN=results/models/RUN/seedN: the dev P@1 of each kept checkpoint, "
-        "compared as a task of its own",
+        "compared as a task of its own (none: no dev rows)",
     )
     p.set_defaults(handler=tables_compare)
 

@@ -221,7 +221,7 @@ def test_the_command_writes_the_csv_and_markdown(tmp_path):
             write_results(frame.drop("task", "run", "seed").to_dicts(), task, run, seed, paths[-1])
     out = tmp_path / "compare.csv"
     argv = ["tables-compare", "--pairs", "A:B", "--groups", "two=kk,te", "--out", str(out)]
-    main([*argv, "--results", *map(str, paths)])
+    main([*argv, "--results", *map(str, paths), "--models"])  # no models: no dev rows
     written = pl.read_csv(out)
     assert written.equals(compare_table(paths, [("A", "B")], GROUPS))
     models = _models(tmp_path)
@@ -236,10 +236,10 @@ def test_the_command_writes_the_csv_and_markdown(tmp_path):
     assert te in markdown and de in markdown
     bad = ["tables-compare", "--pairs", "A-B", "--groups", "low4", "--out", str(out)]
     with pytest.raises(SystemExit) as stopped:
-        main([*bad, "--results", str(paths[0])])
+        main([*bad, "--results", str(paths[0]), "--models"])
     assert stopped.value.code == 2  # a usage error, one line: "expected RUN:RUN"
     with pytest.raises(SystemExit) as stopped:
-        main(argv)  # nothing to compare
+        main([*argv, "--results", "--models"])  # nothing to compare
     assert stopped.value.code == 2
 
 

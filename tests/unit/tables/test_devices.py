@@ -152,7 +152,7 @@ def test_the_compare_table_flags_a_pair_on_different_devices(tmp_path, two_runs)
     ]
     out = tmp_path / "compare.csv"
     argv = ["tables-compare", "--pairs", "gpu:cpu", "cpu2:cpu", "--groups", "two=kk,te"]
-    main([*argv, "--out", str(out), "--results", *map(str, paths)])
+    main([*argv, "--out", str(out), "--results", *map(str, paths), "--models"])
     table = pl.read_csv(out)
     pairs = [("gpu", "cpu"), ("cpu2", "cpu")]
     assert table.equals(compare_table(paths, pairs, define_groups({"two": ["kk", "te"]})))
