@@ -17,7 +17,10 @@ data-compare="results/tables/compare.csv wacse tr tatoeba xtreme36 below">28</a>
 table's path from the repository root, runs a and b, the task, the row: a group, ``all`` or
 a language, and the column); where that table is at hand the commands fail if the quote is
 not the cell at the quote's decimals, and name the tables that are not (results/ is made by
-the workflow, not kept in the repository).
+the workflow, not kept in the repository). A number quoted from any other table the workflow
+writes is marked the same way by its row and column (`cells`): ``<a id="NAME"
+data-cell="docs/evidence/wacse/results/tables/tatoeba.csv run=wacse-eflomal low8">86.0</a>``
+(the table, the values that pick its one row, the column).
 """
 
 from __future__ import annotations
@@ -45,9 +48,11 @@ _SECTION = re.compile(r"^    (\w+):\s*(.*)$")
 _ATTEMPT = re.compile(r"^lambda w(?:ildcards)?, attempt: (.+?) \* attempt$")
 # A number methods.md quotes from results.md, and where results.md states it.
 _CITATION = re.compile(r"\[([−+-]?\d[^\]]*)\]\(results\.md#([\w-]+)\)")
-_STATED = re.compile(r'<a id="([\w-]+)"(?: data-compare="[^"]*")?>([^<]*)</a>')
+_STATED = re.compile(r'<a id="([\w-]+)"(?: data-(?:compare|cell)="[^"]*")?>([^<]*)</a>')
 # A number results.md quotes from a comparison table, with the cell that gives it.
 _COMPARED = re.compile(r'<a id="([\w-]+)" data-compare="([^"]*)">([^<]*)</a>')
+# A number results.md quotes from another table, with the row and column that give it.
+_CELL = re.compile(r'<a id="([\w-]+)" data-cell="([^"]*)">([^<]*)</a>')
 _NUMBER = re.compile(r"[−+-]?\d+(?:\.\d+)?")
 COMPARE_COLUMNS = (*SCORES, *COUNTS, "languages")
 
@@ -214,12 +219,20 @@ def citations(methods: str, results: str) -> list[str]:
     return problems
 
 
-def _compare_rows(path: Path) -> dict[tuple[str, ...], dict[str, str]] | None:
-    """A comparison table's rows by (a, b, task, unit), or None where it is not at hand."""
+def _rows(path: Path) -> list[dict[str, str]] | None:
+    """A table's rows, or None where it is not at hand."""
     if not path.exists():
         return None
     with path.open(newline="") as file:
-        return {(r["a"], r["b"], r["task"], r["unit"]): r for r in csv.DictReader(file)}
+        return list(csv.DictReader(file))
+
+
+def _misquoted(text: str, cell: str) -> str | None:
+    """The cell rounded to the decimals of the quote `text` where that is not the quoted
+    number (`−` or `-` for minus, `+` allowed); None where it is."""
+    decimals = len(text.partition(".")[2])
+    rounded = f"{float(cell):.{decimals}f}"
+    return None if float(rounded) == float(text.replace("−", "-")) else rounded
 
 
 def compared(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]]:
@@ -247,7 +260,8 @@ def compared(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]
             continue
         table, a, b, task, unit, column = fields
         if table not in tables:
-            tables[table] = _compare_rows(root / table)
+            found = _rows(root / table)
+            tables[table] = found and {(r["a"], r["b"], r["task"], r["unit"]): r for r in found}
         rows = tables[table]
         if rows is None:
             unchecked[table] = unchecked.get(table, 0) + 1
@@ -257,11 +271,44 @@ def compared(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]
             missing = "no row" if row is None else f"a blank {column} in the row"
             problems.append(f"{where}: {table} has {missing} {a} {b} {task} {unit}")
             continue
-        quoted = float(text.replace("−", "-"))
-        decimals = len(text.partition(".")[2])
-        rounded = f"{float(row[column]):.{decimals}f}"
-        if float(rounded) != quoted:
+        if (rounded := _misquoted(text, row[column])) is not None:
             problems.append(f"{where}: {table} gives {column} {rounded} for {a} {b} {task} {unit}")
+    return problems, unchecked
+
+
+def cells(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]]:
+    """What is wrong with the numbers `results` quotes from the other tables the workflow
+    writes, each marked `<a id="NAME" data-cell="TABLE KEY=VALUE ... COLUMN">86.0</a>` (the
+    table's path from the repository root, the values of its columns that pick one row, the
+    column quoted), and how many quotes each table not at hand leaves unchecked; a quote
+    matches as in `compared`."""
+    problems: list[str] = []
+    unchecked: dict[str, int] = {}
+    tables: dict[str, list | None] = {}
+    for name, cell, text in _CELL.findall(results):
+        where = f"docs/results.md#{name} ({text})"
+        fields = cell.split()
+        if len(fields) < 3 or not all("=" in key for key in fields[1:-1]):
+            problems.append(f'{where}: data-cell="{cell}" is not TABLE KEY=VALUE ... COLUMN')
+            continue
+        table, *keys, column = fields
+        picks = dict(key.partition("=")[::2] for key in keys)
+        if not _NUMBER.fullmatch(text):
+            problems.append(f"{where}: marks no number; the table's cell is a number")
+            continue
+        if table not in tables:
+            tables[table] = _rows(root / table)
+        rows = tables[table]
+        if rows is None:
+            unchecked[table] = unchecked.get(table, 0) + 1
+            continue
+        picked = [r for r in rows if all(r.get(k) == v for k, v in picks.items())]
+        if len(picked) != 1 or picked[0].get(column) in (None, ""):
+            found = f"{len(picked)} rows" if len(picked) != 1 else f"no {column} in the row"
+            problems.append(f"{where}: {table} has {found} where {' '.join(keys)}")
+            continue
+        if (rounded := _misquoted(text, picked[0][column])) is not None:
+            problems.append(f"{where}: {table} gives {column} {rounded} where {' '.join(keys)}")
     return problems, unchecked
 
 
@@ -292,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     problems = citations((ROOT / "docs" / "methods.md").read_text(), results)
     quoted, unchecked = compared(results, ROOT)
     problems += quoted
+    quoted, not_here = cells(results, ROOT)
+    problems += quoted
+    unchecked.update(not_here)
     for problem in problems:
         print(problem, file=sys.stderr)
     for table, count in unchecked.items():

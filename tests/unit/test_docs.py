@@ -144,6 +144,34 @@ def test_a_number_quoted_from_a_comparison_table_is_its_cell(tmp_path):
     assert docs.compared(elsewhere, tmp_path) == ([], {"results/tables/compare_seed42.csv": 3})
 
 
+def test_a_number_quoted_from_another_table_is_its_row_and_column(tmp_path):
+    """`data-cell`: the table, the values that pick one row, the column; a worked dev table
+    of two runs (tr seeds 42 and 0, wacse seed 42), as `xlsent tables-dev` writes it."""
+    (tmp_path / "dev.csv").write_text(
+        "run,seed,200,chosen\ntr,42,94.64,95.38\ntr,0,93.88,95.47\nwacse,42,93.61,94.56\n"
+    )
+    cell = 'data-cell="dev.csv'
+    right = (
+        f'<a id="a" {cell} run=tr seed=0 chosen">95.47</a>, '
+        f'<a id="b" {cell} run=wacse 200">93.6</a>'
+    )
+    assert docs.cells(right, tmp_path) == ([], {})
+    wrong = (
+        f'<a id="c" {cell} run=tr chosen">95.4</a> <a id="d" {cell} run=tr seed=0 chosen">95.4</a>'
+        f' <a id="e" {cell} run=tr seed=0 1200">95</a> <a id="f" {cell} chosen">95</a>'
+        f' <a id="g" {cell} run=wacse chosen">ninety</a>'
+    )
+    assert docs.cells(wrong, tmp_path)[0] == [
+        "docs/results.md#c (95.4): dev.csv has 2 rows where run=tr",
+        # The quote's decimals decide: 95.47 at one decimal is 95.5.
+        "docs/results.md#d (95.4): dev.csv gives chosen 95.5 where run=tr seed=0",
+        "docs/results.md#e (95): dev.csv has no 1200 in the row where run=tr seed=0",
+        'docs/results.md#f (95): data-cell="dev.csv chosen" is not TABLE KEY=VALUE ... COLUMN',
+        "docs/results.md#g (ninety): marks no number; the table's cell is a number",
+    ]
+    assert docs.cells(right.replace("dev.csv", "gone.csv"), tmp_path) == ([], {"gone.csv": 2})
+
+
 def test_the_check_fails_on_a_misquoted_cell_and_names_tables_it_cannot_read(
     tmp_path, monkeypatch, capsys
 ):
@@ -200,13 +228,13 @@ def test_kept_tables_are_what_the_kept_files_give(script, tmp_path):
 
 
 def test_the_numbers_quoted_from_kept_tables_are_checked():
-    """results.md quotes per-language numbers from the kept comparison tables, and every one
+    """results.md quotes numbers from the kept tables of every kept experiment, and every one
     of them is checked against its cell (none counted as a table not at hand)."""
     results = (ROOT / "docs" / "results.md").read_text()
-    problems, unchecked = docs.compared(results)
-    assert problems == []
-    assert not [table for table in unchecked if table.startswith("docs/evidence/")]
-    kept = re.findall(r'data-compare="(docs/evidence/[^ "]+)', results)
+    (problems, unchecked), (other, not_here) = docs.compared(results), docs.cells(results)
+    assert problems == other == []
+    assert not [t for t in [*unchecked, *not_here] if t.startswith("docs/evidence/")]
+    kept = re.findall(r'data-(?:compare|cell)="(docs/evidence/[^ "]+)', results)
     assert {Path(table).parts[2] for table in kept} == {script.parent.name for script in EVIDENCE}
 
 
