@@ -25,6 +25,6 @@ touch results/benchmarks/train/*/seed*.tsv
 xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints \
   --vectors results/vectors --models results/models --gpus --out results/tables/cost.csv
 # Each run against the one it adds to, per group and language (a run's seeds averaged).
-xlsent tables-compare --pairs tr:me5 tr-hard:tr tr-batch256-equal-cost:tr --groups "${groups[@]}" \
+xlsent tables-compare --pairs tr:me5 tr-hard:tr tr-batch256-equal-cost:tr recipe:tr --groups "${groups[@]}" \
   --out results/tables/compare.csv --results results/eval/{tatoeba,bucc}/*/seed*.parquet \
   --models "${models[@]}"
