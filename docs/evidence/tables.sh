@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The recipe experiment's tables (docs/results.md, "The best encoder recipe"), made by the
-# workflow's own table commands from the files kept beside this script, at the paths the
-# workflow wrote them. Run from anywhere: `bash docs/evidence/recipe/tables.sh`.
+# An experiment's tables (docs/results.md), made by the workflow's own table commands from the
+# files kept in its directory here, at the paths the workflow wrote them, into its
+# results/tables/: `bash docs/evidence/tables.sh docs/evidence/EXPERIMENT`. The runs compared
+# language by language are the directory's `compare.pairs` (A:B ..., each run against the
+# one it adds to), where it has one.
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$1"
 export LC_ALL=C # the globs' order, hence the tables' rows
 groups=(low4 low5 low8 laser14 dap28 xtreme36)
 stats=(results/corpus/*/sample_stats.json)
@@ -24,7 +26,9 @@ xlsent tables-dev --out results/tables/dev.csv --models "${models[@]}" --corpus-
 touch results/benchmarks/train/*/seed*.tsv
 xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints \
   --vectors results/vectors --models results/models --gpus --out results/tables/cost.csv
-# Each run against the one it adds to, per group and language (a run's seeds averaged).
-xlsent tables-compare --pairs tr:me5 tr-hard:tr tr-batch256-equal-cost:tr recipe:tr --groups "${groups[@]}" \
-  --out results/tables/compare.csv --results results/eval/{tatoeba,bucc}/*/seed*.parquet \
-  --models "${models[@]}"
+if [[ -f compare.pairs ]]; then
+  read -ra pairs <compare.pairs
+  xlsent tables-compare --pairs "${pairs[@]}" --groups "${groups[@]}" \
+    --out results/tables/compare.csv --results results/eval/{tatoeba,bucc}/*/seed*.parquet \
+    --models "${models[@]}"
+fi
