@@ -261,7 +261,8 @@ def compared(results: str, root: Path = ROOT) -> tuple[list[str], dict[str, int]
         table, a, b, task, unit, column = fields
         if table not in tables:
             found = _rows(root / table)
-            tables[table] = found and {(r["a"], r["b"], r["task"], r["unit"]): r for r in found}
+            keyed = {(r["a"], r["b"], r["task"], r["unit"]): r for r in found or []}
+            tables[table] = None if found is None else keyed
         rows = tables[table]
         if rows is None:
             unchecked[table] = unchecked.get(table, 0) + 1

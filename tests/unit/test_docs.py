@@ -142,6 +142,13 @@ def test_a_number_quoted_from_a_comparison_table_is_its_cell(tmp_path):
     # A table made elsewhere (results/ is not in the repository): counted, not checked.
     elsewhere = right.replace("compare.csv", "compare_seed42.csv")
     assert docs.compared(elsewhere, tmp_path) == ([], {"results/tables/compare_seed42.csv": 3})
+    # A table at hand with no rows (a comparison of runs that have no results yet).
+    (tmp_path / "results" / "tables" / "compare_seed42.csv").write_text("a,b,task,unit\n")
+    problems, unchecked = docs.compared(elsewhere, tmp_path)
+    assert unchecked == {}
+    assert problems[0] == (
+        "docs/results.md#n (1): results/tables/compare_seed42.csv has no row A B tatoeba all"
+    )
 
 
 def test_a_number_quoted_from_another_table_is_its_row_and_column(tmp_path):
