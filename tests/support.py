@@ -219,23 +219,14 @@ def ragged(rows: list[list[int]]):
 def tatoeba_results(run: str, seed: int, accuracy: dict[str, tuple[float, float]]):
     """One seed's Tatoeba evaluation file as the tables read it: xx2en, en2xx and their mean
     per language, from {lang: (xx2en, en2xx)}."""
-    import polars as pl
+    from xlsent.evaluate.results import results_frame
 
-    rows = []
-    for lang, (xx2en, en2xx) in accuracy.items():
-        for direction, value in (("xx2en", xx2en), ("en2xx", en2xx), ("mean", (xx2en + en2xx) / 2)):
-            rows.append(("tatoeba", run, seed, lang, direction, "accuracy", value, 1000))
-    schema = {
-        "task": pl.String,
-        "run": pl.String,
-        "seed": pl.Int64,
-        "lang": pl.String,
-        "direction": pl.String,
-        "metric": pl.String,
-        "value": pl.Float64,
-        "n": pl.Int64,
-    }
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    rows = [
+        {"lang": lang, "direction": direction, "metric": "accuracy", "value": value, "n": 1000}
+        for lang, (xx2en, en2xx) in accuracy.items()
+        for direction, value in (("xx2en", xx2en), ("en2xx", en2xx), ("mean", (xx2en + en2xx) / 2))
+    ]
+    return results_frame(rows, "tatoeba", run, seed)
 
 
 def snakemake_command(workdir: Path, *args: str) -> list[str]:

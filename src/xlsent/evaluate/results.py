@@ -25,6 +25,14 @@ from xlsent.failures.unreadable import reading
 from xlsent.io import write_parquet
 
 COLUMNS = ("task", "run", "seed", "lang", "direction", "metric", "value", "n")
+# A task's rows as read (`results_frame`): a count may come as a float (a mean over pairs).
+_ROW = {
+    "lang": pl.String,
+    "direction": pl.String,
+    "metric": pl.String,
+    "value": pl.Float64,
+    "n": pl.Float64,
+}
 # The key of the devices' record in a results file's Parquet metadata.
 DEVICES_KEY = "xlsent.devices"
 # A word-vector run's: trained and evaluated in the CPU's fp32 by construction.
@@ -37,6 +45,25 @@ def vectors_devices(metadata: Mapping[str, object]) -> dict:
     return {"train": metadata.get("trained_on"), "eval": metadata.get("encoded_on")}
 
 
+def results_frame(rows: Sequence[dict], task: str, run: str, seed: int) -> pl.DataFrame:
+    """One run's evaluation rows (lang, direction, metric, value, n) as `COLUMNS`.
+
+    Every task (tatoeba, bucc, bli) writes through here, so `load_results` finds the same
+    types whatever wrote them: `value` a float and `n` an integer even when a task's rows hold
+    integral accuracies or float counts.
+    """
+    return pl.DataFrame(rows, schema=_ROW).select(
+        task=pl.lit(task),
+        run=pl.lit(run),
+        seed=pl.lit(seed, dtype=pl.Int64),
+        lang=pl.col("lang"),
+        direction=pl.col("direction"),
+        metric=pl.col("metric"),
+        value=pl.col("value"),
+        n=pl.col("n").cast(pl.Int64),
+    )
+
+
 def write_results(
     rows: Sequence[dict],
     task: str,
@@ -45,24 +72,10 @@ def write_results(
     out: str | os.PathLike[str],
     devices: Mapping[str, object] | None = None,
 ) -> None:
-    """One run's evaluation rows (lang, direction, metric, value, n) as its results Parquet,
-    with `devices` (`vectors_devices`, `WORD_VECTOR_DEVICES`) in its metadata.
-
-    Every task (tatoeba, bli) writes through here, so `load_results` finds `COLUMNS` with the
-    same types whatever wrote them: `value` a float and `n` an integer even when a task's
-    rows hold integral accuracies or float counts.
-    """
-    frame = pl.DataFrame(rows).select(
-        task=pl.lit(task),
-        run=pl.lit(run),
-        seed=pl.lit(seed, dtype=pl.Int64),
-        lang=pl.col("lang"),
-        direction=pl.col("direction"),
-        metric=pl.col("metric"),
-        value=pl.col("value").cast(pl.Float64),
-        n=pl.col("n").cast(pl.Int64),
-    )
-    table = frame.to_arrow()
+    """One run's evaluation rows (lang, direction, metric, value, n) as its results Parquet
+    (`results_frame`), with `devices` (`vectors_devices`, `WORD_VECTOR_DEVICES`) in its
+    metadata."""
+    table = results_frame(rows, task, run, seed).to_arrow()
     if devices is not None:
         table = table.replace_schema_metadata({DEVICES_KEY: json.dumps(devices)})
     write_parquet(out, table)
