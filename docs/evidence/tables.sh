@@ -18,14 +18,15 @@ xlsent tables --groups "${groups[@]}" --corpus-stats "${stats[@]}" --language-di
   --out results/tables/tatoeba.csv results/eval/tatoeba/*/seed*.parquet
 xlsent tables-bucc --out results/tables/bucc.csv --results results/eval/bucc/*/seed*.parquet
 xlsent tables-dev --out results/tables/dev.csv --models "${models[@]}" --corpus-stats "${stats[@]}"
-# The encodings' records of their device sit in their vectors, which are not kept (large):
-# the cost table's eval/encode rows leave the device blank.
+# The encodings' records of their device sit in their vectors, which are not kept (large): the
+# cost table's eval/encode rows take them from the evaluations that scored each source.
 # Snakemake writes a job's benchmark file as the job ends, after the trainer's attempts.json,
 # and tables-cost reads a training's benchmark file only where it is the newer of the two (else
 # the trainer's own record, without peak memory); a checkout gives files its own times.
 touch results/benchmarks/train/*/seed*.tsv
 xlsent tables-cost --benchmarks results/benchmarks --checkpoints results/checkpoints \
-  --vectors results/vectors --models results/models --gpus --out results/tables/cost.csv
+  --vectors results/vectors --models results/models --evaluations results/eval \
+  --sources tatoeba=tatoeba bucc=mining --gpus --out results/tables/cost.csv
 if [[ -f compare.pairs ]]; then
   read -ra pairs <compare.pairs
   xlsent tables-compare --pairs "${pairs[@]}" --groups "${groups[@]}" \

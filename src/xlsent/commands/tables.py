@@ -416,6 +416,18 @@ def _add_tables_cost(sub: Subparsers) -> None:
         help="the exported models (results/models): what each trained on",
     )
     p.add_argument(
+        "--evaluations",
+        help="the results files (results/eval): what an encoding whose vectors are gone ran "
+        "on, from the evaluations that scored it (with --sources)",
+    )
+    p.add_argument(
+        "--sources",
+        nargs="*",
+        default=[],
+        metavar="TASK=SOURCE",
+        help="the vectors' source each evaluation task reads (tatoeba=tatoeba bucc=mining)",
+    )
+    p.add_argument(
         "--gpus",
         nargs="*",
         required=True,
@@ -452,7 +464,8 @@ def tables_cost(args: argparse.Namespace) -> None:
         if record["exported"]:
             job = f"train/{path.parent.parent.name}/{path.parent.name}"
             trained[job] = (record["attempts"], path.stat().st_mtime)
-    devices = cost.recorded_devices(args.vectors, args.models)
+    sources = {task: str(source) for task, source in lang_paths(args.sources).items()}
+    devices = cost.recorded_devices(args.vectors, args.models, args.evaluations, sources)
     table = cost.cost_table(args.benchmarks, gpus, earlier, speeds, trained, devices)
     cost.write_cost_table(table, Path(args.out))
     log.info("wrote %s", args.out)

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from xlsent import layout
 from xlsent.devices import CPU_FP32, device_label
+from xlsent.evaluate.results import read_devices
 from xlsent.tables.devices import joined
 from xlsent.tables.speed import COLUMNS as SPEED_COLUMNS
 from xlsent.tables.write import write_table
@@ -30,13 +31,23 @@ DEVICE_COLUMNS = ("device", "precision")
 
 
 def recorded_devices(
-    vectors: str | os.PathLike[str] | None = None, models: str | os.PathLike[str] | None = None
+    vectors: str | os.PathLike[str] | None = None,
+    models: str | os.PathLike[str] | None = None,
+    evaluations: str | os.PathLike[str] | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> dict[str, list[dict]]:
     """{benchmark path without its suffix: the records of what its job ran on} from the
     encodings' vector files under `vectors` (`results/vectors`: `eval/encode/{run}/seed{seed}/
     {source}`) and the exported models' `run.json` under `models` (`results/models`: the
     training's, under both `train/...` and `train_dualpivot/...`, a run being one or the
-    other), for `cost_table`'s `devices`."""
+    other), for `cost_table`'s `devices`.
+
+    An encoding whose vectors are gone (an experiment's kept files leave them out: they are
+    large) is recorded by the evaluations that scored them: the results files under
+    `evaluations` (`results/eval/{task}/{run}/seed{seed}.parquet`, `read_devices`' `eval`),
+    each task's encoding being that of its source in `sources` ({task: source}, as
+    `xlsent.config.vector_source` gives it); a task not in `sources` is not read.
+    """
     found: dict[str, list[dict]] = {}
     runs = layout.to_glob(layout.RUN_SEED)
     for path in Path(vectors).glob(f"{runs}/*.arrow") if vectors is not None else ():
@@ -46,6 +57,12 @@ def recorded_devices(
         if encoded is not None and json.loads(encoded) is not None:
             run_seed = path.parent.relative_to(vectors).as_posix()
             found[f"eval/encode/{run_seed}/{path.stem}"] = [json.loads(encoded)]
+    for task, source in (sources or {}).items() if evaluations is not None else ():
+        for path in sorted(Path(evaluations, task).glob(f"{runs}.parquet")):
+            encoded = (read_devices(path) or {}).get("eval")
+            run_seed = path.relative_to(Path(evaluations, task)).with_suffix("").as_posix()
+            if encoded is not None:
+                found.setdefault(f"eval/encode/{run_seed}/{source}", [encoded])
     for path in Path(models).glob(f"{runs}/run.json") if models is not None else ():
         trained = json.loads(path.read_text()).get("trained_on")
         if trained:

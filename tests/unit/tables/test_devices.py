@@ -324,6 +324,36 @@ def test_the_cost_table_says_what_each_stage_ran_on(tmp_path):
     }
 
 
+def test_an_encoding_whose_vectors_are_gone_is_recorded_by_its_evaluations(tmp_path):
+    """An experiment's kept files leave the vectors out: each encode job's device comes from
+    the results files of the evaluations that scored its source (tatoeba's from Tatoeba's,
+    mining's from BUCC's), and a vector file where there is one is read first."""
+    evaluations, vectors_dir = tmp_path / "eval", tmp_path / "vectors"
+    rows = [{"lang": "de", "direction": "xx2en", "metric": "p1", "value": 90.0, "n": 10}]
+    on_cpu = {"train": [TRAINED_CPU], "eval": CPU_FP32}
+    write_results(rows, "tatoeba", "cpu", 42, evaluations / "tatoeba/cpu/seed42.parquet", on_cpu)
+    write_results(rows, "bucc", "cpu", 42, evaluations / "bucc/cpu/seed42.parquet", on_cpu)
+    write_results(rows, "bucc", "gpu", 0, evaluations / "bucc/gpu/seed0.parquet", ON_GPU)
+    write_results(rows, "bucc", "old", 42, evaluations / "bucc/old/seed42.parquet")  # no record
+    # The GPU run's mining vectors are still there, and say another precision than its results.
+    (vectors_dir / "gpu/seed0").mkdir(parents=True)
+    encoded = {"device": "cuda", "device_name": H100, "precision": "bf16"}
+    table = vectors.encode_sentences(
+        lambda t, lang: np.ones((len(t), 2), np.float32), {"de": ["a"]}
+    )
+    vectors.write(vectors_dir / "gpu/seed0/mining.arrow", table, {"encoded_on": encoded})
+    devices = recorded_devices(
+        vectors_dir, None, evaluations, {"tatoeba": "tatoeba", "bucc": "mining"}
+    )
+    assert devices == {
+        "eval/encode/cpu/seed42/tatoeba": [CPU_FP32],
+        "eval/encode/cpu/seed42/mining": [CPU_FP32],
+        "eval/encode/gpu/seed0/mining": [encoded],
+    }
+    # Without the tasks' sources no results file is read.
+    assert recorded_devices(None, None, evaluations) == {}
+
+
 def test_a_record_names_the_gpu_and_a_cpu_alone(monkeypatch):
     """The GPU's model is part of the record (its kernels round their own way); no machine
     here has one, so torch's answer is stood in for."""
