@@ -58,7 +58,7 @@ def recorded_devices(
             run_seed = path.parent.relative_to(vectors).as_posix()
             found[f"eval/encode/{run_seed}/{path.stem}"] = [json.loads(encoded)]
     for task, source in (sources or {}).items() if evaluations is not None else ():
-        for path in sorted(Path(evaluations, task).glob(f"{runs}.parquet")):
+        for path in Path(evaluations, task).glob(f"{runs}.parquet"):
             encoded = (read_devices(path) or {}).get("eval")
             run_seed = path.relative_to(Path(evaluations, task)).with_suffix("").as_posix()
             if encoded is not None:
