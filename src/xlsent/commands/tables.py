@@ -284,6 +284,12 @@ def _add_tables_dev(sub: Subparsers) -> None:
         required=True,
         help="sample_stats.json: the languages whose dev split is below the minimum",
     )
+    p.add_argument(
+        "--without-small-dev",
+        action="store_true",
+        help="leave those languages out of every step's mean and the chosen one's (the "
+        "checkpoint stays the one each run kept)",
+    )
     p.set_defaults(handler=tables_dev)
 
 
@@ -291,7 +297,8 @@ def tables_dev(args: argparse.Namespace) -> None:
     from xlsent.tables import dev
 
     small = dev.small_dev_languages(args.corpus_stats)
-    dev.write_dev_table(dev.dev_table(lang_paths(args.models), small), Path(args.out), small)
+    table = dev.dev_table(lang_paths(args.models), small, args.without_small_dev)
+    dev.write_dev_table(table, Path(args.out), small, args.without_small_dev)
     log.info("wrote %s", args.out)
 
 

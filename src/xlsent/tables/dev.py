@@ -133,8 +133,17 @@ def small_dev_languages(stats: Sequence[str | os.PathLike[str]]) -> dict[str, in
     return small
 
 
+def _mean_without(scores: Mapping[str, float], left_out: Collection[str]) -> float | None:
+    """The mean of per-language dev P@1 `scores` over the languages not in `left_out`, to two
+    decimals, as training takes its own mean of them (`xlsent.train.loop.Trainer.evaluate`)."""
+    kept = [p1 for lang, p1 in scores.items() if lang not in left_out]
+    return round(sum(kept) / len(kept), 2) if kept else None
+
+
 def dev_table(
-    models: Mapping[str, str | os.PathLike[str]], small_dev: Collection[str] = ()
+    models: Mapping[str, str | os.PathLike[str]],
+    small_dev: Collection[str] = (),
+    without_small_dev: bool = False,
 ) -> pl.DataFrame:
     """One row per run and seed, in the order of `models` ({"run/seedN": model directory}).
 
@@ -146,19 +155,35 @@ def dev_table(
     checkpoint's mean over its other languages; then the training's speed, `tokens_per_s`
     and `mfu_pct` (`xlsent.tables.speed`), to compare runs at equal time as well; last, the
     training's devices (the module docstring).
+
+    With `without_small_dev`, every mean (each step's and `chosen`) leaves out the languages
+    of `small_dev`, from each record's per-language scores, and `chosen_without_small_dev`,
+    which would repeat `chosen`, is not a column: the curves of runs compared without the
+    languages whose few dev pairs move the mean most. The checkpoint is still the one the run
+    kept by its mean over all its languages.
     """
     rows, steps = [], set()
     for label, directory in models.items():
         run, seed = _run_seed(label)
         directory = Path(directory)
         records = _records(directory / "train_log.jsonl")
-        curve = {record["step"]: record["dev_p1"] for record in records if "dev_p1" in record}
+        evaluations = [record for record in records if "dev_p1" in record]
         best = _best(directory)
+        without = _mean_without(best["dev"], small_dev)
+        if without_small_dev:
+            if unscored := [r["step"] for r in evaluations if "dev" not in r]:
+                raise ValueError(
+                    f"{directory / 'train_log.jsonl'}: the dev evaluations at steps {unscored} "
+                    "have no per-language scores (`dev`), so no mean can leave languages "
+                    "out: leave out --without-small-dev for this run"
+                )
+            curve = {r["step"]: _mean_without(r["dev"], small_dev) for r in evaluations}
+            chosen = (best["step"], without, None)
+        else:
+            curve = {record["step"]: record["dev_p1"] for record in evaluations}
+            chosen = (best["step"], best["dev_p1"], without)
         steps |= curve.keys()
-        kept = [p1 for lang, p1 in best["dev"].items() if lang not in small_dev]
-        without = round(sum(kept) / len(kept), 2) if kept else None
         speed = training_speed(records)
-        chosen = (best["step"], best["dev_p1"], without)
         rows.append(
             (
                 run,
@@ -188,7 +213,7 @@ def dev_table(
         schema=schema,
         orient="row",
     )
-    return table if small_dev else table.drop("chosen_without_small_dev")
+    return table if small_dev and not without_small_dev else table.drop("chosen_without_small_dev")
 
 
 def seed_spread(table: pl.DataFrame) -> dict[str, float]:
@@ -202,10 +227,14 @@ def seed_spread(table: pl.DataFrame) -> dict[str, float]:
 
 
 def write_dev_table(
-    table: pl.DataFrame, out_csv: Path, small_dev: Mapping[str, int] | None = None
+    table: pl.DataFrame,
+    out_csv: Path,
+    small_dev: Mapping[str, int] | None = None,
+    without_small_dev: bool = False,
 ) -> None:
     """Write the dev table (`dev_table`) to `out_csv` and its `.md`, with the seeds' spread and
-    the languages `small_dev` ({lang: dev pairs}) left out of `chosen_without_small_dev`."""
+    the languages `small_dev` ({lang: dev pairs}) left out of `chosen_without_small_dev`, or
+    of every mean where the table was made `without_small_dev`."""
     notes = []
     if spread := seed_spread(table):
         notes.append(
@@ -215,8 +244,9 @@ def write_dev_table(
         )
     if small_dev:
         pairs = ", ".join(f"{lang} {n}" for lang, n in small_dev.items())
+        left_out = "Every mean" if without_small_dev else "`chosen_without_small_dev`"
         notes.append(
-            f"`chosen_without_small_dev` leaves out the languages with fewer dev pairs than "
+            f"{left_out} leaves out the languages with fewer dev pairs than "
             f"corpus.min_dev_pairs ({pairs}), kept because corpus.min_pairs_action is warn: "
             "dev P@1 weighs each language the same, whatever its pairs."
         )

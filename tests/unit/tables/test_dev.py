@@ -115,3 +115,48 @@ def test_languages_with_a_small_dev_split_are_left_out_of_one_column(tmp_path):
     assert "corpus.min_dev_pairs (sw 3)" in (tmp_path / "dev.md").read_text()
     # Without small dev splits the column would repeat `chosen`: it is left out.
     assert "chosen_without_small_dev" not in dev_table({"tr/seed42": directory}).columns
+
+
+def test_every_mean_can_leave_the_small_dev_languages_out(tmp_path):
+    """Along the curve too: at step 200, (98 + 96 + 66.67) / 3 = 86.89 with sw's 3 pairs,
+    (98 + 96) / 2 = 97 without; at 400 sw's one sentence more, 83.33, lifts the mean to 92.11
+    while de and kk fall to (97.5 + 95.5) / 2 = 96.5. The run kept step 400 by its mean over
+    all three; without sw its step 200 was the better, and the table says so, the chosen
+    step still 400."""
+    stats = tmp_path / "sw.json"
+    stats.write_text(json.dumps({"lang": "sw", "dev": 3, "below_min": {"dev": [3, 50]}}))
+    small = small_dev_languages([stats])
+    evaluations = {
+        200: {"de": 98.0, "kk": 96.0, "sw": 66.67},
+        400: {"de": 97.5, "kk": 95.5, "sw": 83.33},
+    }
+    directory = tmp_path / "tr"
+    directory.mkdir()
+    lines = [
+        {"step": step, "dev_p1": round(sum(dev.values()) / 3, 2), "dev": dev}
+        for step, dev in evaluations.items()
+    ]
+    (directory / "train_log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (directory / "best.json").write_text(json.dumps({"step": 400, **lines[1]}))
+
+    table = dev_table({"tr/seed42": directory}, small, without_small_dev=True)
+    assert table.select("200", "400", "chosen_step", "chosen").row(0) == (97.0, 96.5, 400, 96.5)
+    assert "chosen_without_small_dev" not in table.columns
+    # The table over all languages, as the run chose by it.
+    assert dev_table({"tr/seed42": directory}, small).select("200", "400").row(0) == (
+        86.89,
+        92.11,
+    )
+    write_dev_table(table, tmp_path / "dev.csv", small, without_small_dev=True)
+    assert (
+        "Every mean leaves out the languages with fewer dev pairs than corpus.min_dev_pairs (sw 3)"
+        in ((tmp_path / "dev.md").read_text().replace("\n", " "))
+    )
+
+
+def test_a_log_without_per_language_scores_cannot_leave_languages_out(tmp_path):
+    directory = _model(tmp_path, "tr", {200: 90.0}, best=200)
+    log = directory / "train_log.jsonl"
+    log.write_text(log.read_text().replace(', "dev": {"de": 90.0}', ""))
+    with pytest.raises(ValueError, match=r"train_log.jsonl: the dev evaluations at steps \[200\]"):
+        dev_table({"tr/seed42": directory}, {"sw": 3}, without_small_dev=True)
