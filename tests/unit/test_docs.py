@@ -234,6 +234,49 @@ def test_kept_tables_are_what_the_kept_files_give(kept, tmp_path):
     assert tables(copy) == tables(kept)
 
 
+KEEP_SH = ROOT / "docs" / "evidence" / "keep.sh"
+
+
+def test_keeping_a_run_copies_its_record_at_the_workflows_paths(tmp_path):
+    """keep.sh over an experiment's directory (here the kept WACSE experiment itself, whose
+    results/ has the workflow's layout) copies one run's files, byte for byte, links the
+    checkpoint's training log to the model's, and refuses a run that was not made."""
+    source = ROOT / "docs" / "evidence" / "wacse"
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    subprocess.run(["bash", str(KEEP_SH), str(source), str(kept), "tr", "42"], check=True)
+    copied = {str(p.relative_to(kept)) for p in kept.rglob("*") if p.is_file()}
+    run_files = {f for f in copied if "/tr/seed42" in f}
+    assert run_files == {
+        "results/eval/tatoeba/tr/seed42.parquet",
+        "results/eval/bucc/tr/seed42.parquet",
+        "results/models/tr/seed42/train_log.jsonl",
+        "results/models/tr/seed42/best.json",
+        "results/models/tr/seed42/run.json",
+        "results/checkpoints/tr/seed42/attempts.json",
+        "results/checkpoints/tr/seed42/earlier_attempts.json",
+        "results/checkpoints/tr/seed42/train_log.jsonl",  # the link, read through
+        "results/benchmarks/train/tr/seed42.tsv",
+        "results/benchmarks/eval/tatoeba/tr/seed42.tsv",
+        "results/benchmarks/eval/bucc/tr/seed42.tsv",
+        "results/benchmarks/eval/encode/tr/seed42/tatoeba.tsv",
+        "results/benchmarks/eval/encode/tr/seed42/mining.tsv",
+    }
+    assert len(copied - run_files) == 36  # each language's sample_stats.json
+    for name in copied:
+        assert (kept / name).read_bytes() == (source / name).read_bytes(), name
+    link = kept / "results/checkpoints/tr/seed42/train_log.jsonl"
+    assert link.is_symlink() and link.resolve() == (
+        kept / "results/models/tr/seed42/train_log.jsonl"
+    )
+
+    missing = subprocess.run(
+        ["bash", str(KEEP_SH), str(source), str(kept), "tr", "7"], capture_output=True, text=True
+    )
+    assert missing.returncode == 1
+    assert "results/eval/tatoeba/tr/seed7.parquet is missing" in missing.stderr
+
+
 def test_the_numbers_quoted_from_kept_tables_are_checked():
     """results.md quotes numbers from the kept tables of every kept experiment, and every one
     of them is checked against its cell (none counted as a table not at hand)."""
