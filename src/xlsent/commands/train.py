@@ -174,7 +174,14 @@ def _train(args: argparse.Namespace) -> None:
             if trainer.world.main:
                 log.info("best dev P@1 %.2f at step %s", best["dev_p1"], best["step"])
                 trainer.export(Path(args.out), {"settings": settings, "model": model})
+        # The processes leave together, once the model is written, as a training script's
+        # end does; not one tearing its process group down while a peer still works (a rank
+        # 1 that left while rank 0 exported aborted once in its teardown, under the suite's
+        # load: "terminate called without an active exception", a finished run reported as
+        # a failed one).
+        distributed.barrier(trainer.world)
     finally:
+        trainer.close()
         distributed.shutdown(trainer.world)
 
 

@@ -561,6 +561,11 @@ class Trainer:
         if records is not None:
             records.write(entry)
 
+    def close(self) -> None:
+        """Stop the batch-building thread (before the process group goes: no thread of the
+        training outlives it)."""
+        self._builder.shutdown(wait=True, cancel_futures=True)
+
     def trained_on(self) -> list[dict]:
         """What the jobs that trained the run trained on (`xlsent.devices`): the distinct
         records of its jobs (a job of a checkpoint written before the records has none)."""

@@ -6,7 +6,8 @@ rendezvous train the same weights. TR's two processes are the two nodes' (one pr
 whose bytes the preempted run of one node's two processes resumes to: one uninterrupted run
 for both comparisons, each process start costing seconds of imports. And on GPUs, without
 one: each process binds its own GPU before CUDA is touched, and every collective and pinned
-copy goes where it should (CUDA faked)."""
+copy goes where it should (CUDA faked). The processes of a run leave together, once the model
+is written."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -340,3 +342,60 @@ def test_a_cpu_process_group_is_gloo_with_no_gpu_call(monkeypatch):
     assert device == torch.device("cpu")
     assert world == distributed.World(2, 4, 0, None)
     assert cuda.calls == [("init_process_group", "gloo", None)]
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_the_processes_leave_together_once_the_model_is_written(monkeypatch, tmp_path, rank):
+    """The end of one process of two (`xlsent train`'s own): the main one exports, then every
+    process meets the others before it stops its batch thread and tears the process group
+    down; a rank that left while rank 0 exported once aborted in its teardown. A training
+    that fails meets no one (its peers stop on their own: the agent ends them)."""
+    from xlsent.commands import train as command
+    from xlsent.train import loop
+
+    calls: list[str] = []
+
+    class Ending:
+        """A trainer of rank `rank` that records what the command asks of it."""
+
+        def __init__(self, *_args, **_kwargs) -> None:
+            self.world = distributed.World(rank, 2, rank)
+
+        def run(self, *_args) -> dict:
+            calls.append("run")
+            if failing:
+                raise RuntimeError("a step failed")
+            return {"dev_p1": 50.0, "step": 2}
+
+        def export(self, *_args) -> None:
+            calls.append("export")
+
+        def close(self) -> None:
+            calls.append("close")
+
+    monkeypatch.setattr(loop, "Trainer", Ending)
+    monkeypatch.setattr(distributed, "barrier", lambda world: calls.append("barrier"))
+    monkeypatch.setattr(distributed, "shutdown", lambda world: calls.append("shutdown"))
+    args = SimpleNamespace(
+        settings=json.dumps(train_settings()),
+        model=json.dumps({"init": "scratch"}),
+        tokenizer=str(tmp_path),
+        pretrained=None,
+        train=[],
+        dev=[],
+        negative_files=None,
+        threads=1,
+        checkpoints=str(tmp_path / "checkpoints"),
+        log=str(tmp_path / "train.log"),
+        out=str(tmp_path / "model"),
+        dev_precision="fp32",
+    )
+    failing = False
+    command._train(args)
+    exported = ["export"] if rank == 0 else []
+    assert calls == ["run", *exported, "barrier", "close", "shutdown"]
+    calls.clear()
+    failing = True
+    with pytest.raises(RuntimeError, match="a step failed"):
+        command._train(args)
+    assert calls == ["run", "close", "shutdown"]
