@@ -3,11 +3,15 @@
 # files kept in its directory here, at the paths the workflow wrote them, into its
 # results/tables/: `bash docs/evidence/tables.sh docs/evidence/EXPERIMENT`. The runs compared
 # language by language are the directory's `compare.pairs` (A:B ..., each run against the
-# one it adds to), where it has one.
+# one it adds to), where it has one; its Tatoeba groups are those of its `groups` file where it
+# has one (an experiment whose runs were evaluated on all 112 languages adds tatoeba112).
 set -euo pipefail
 cd "$1"
 export LC_ALL=C # the globs' order, hence the tables' rows
 groups=(low4 low5 low8 laser14 dap28 xtreme36)
+if [[ -f groups ]]; then
+  read -ra groups <groups
+fi
 stats=(results/corpus/*/sample_stats.json)
 models=()
 for dir in results/models/*/seed*; do
