@@ -204,14 +204,17 @@ def test_two_processes_train_what_one_process_trains(
 
 
 def _moved(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
-    """The share of the weights of `a` and `b` more than a hundredth of a step (lr 1e-3)
-    apart. Two runs of the same pairs differ by the order of float sums only, which Adam
-    magnifies where a gradient is nearly zero (rare words' rows, far positions: m/sqrt(v) of
-    rounding noise is a whole step), so a few weights move apart by up to a step a step; any
-    real difference (other pairs, another split of the batch, other negatives) moves most
-    weights by about a step."""
+    """The share of the weights of `a` and `b` more than a tenth of a step (lr 1e-3) apart.
+    Two runs of the same pairs differ by the order of float sums only, which Adam magnifies
+    where a gradient is nearly zero (rare words' rows, far positions: m/sqrt(v) of rounding
+    noise is a whole step), so a few weights move apart by up to a step a step; any real
+    difference (other pairs, another split of the batch, other negatives) moves most weights
+    by about a step. How far the noise reaches depends on the CPU's kernels: on an AVX2-only
+    EPYC (2026-12-01) the two nodes' TR had 3.3 % of its weights more than a hundredth of a
+    step from one process's, 0.09 % more than a tenth, where another seed's pairs moved 66 %
+    and 63 %: a tenth keeps the two far apart on either kind of CPU."""
     difference = torch.cat([(a[name] - b[name]).abs().flatten() for name in a])
-    return float((difference > SETTINGS["lr"] / 100).float().mean())
+    return float((difference > SETTINGS["lr"] / 10).float().mean())
 
 
 @pytest.mark.slow
