@@ -212,7 +212,7 @@ def _moved(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     by about a step. How far the noise reaches depends on the CPU's kernels: on an AVX2-only
     EPYC (2026-12-01) the two nodes' TR had 3.3 % of its weights more than a hundredth of a
     step from one process's, 0.09 % more than a tenth, where another seed's pairs moved 66 %
-    and 63 %: a tenth keeps the two far apart on either kind of CPU."""
+    and 63 % (the CPU of the earlier machines kept the noise under 1 % at a hundredth)."""
     difference = torch.cat([(a[name] - b[name]).abs().flatten() for name in a])
     return float((difference > SETTINGS["lr"] / 10).float().mean())
 
