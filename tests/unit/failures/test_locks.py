@@ -131,7 +131,16 @@ def test_the_lock_of_a_killed_snakemake_that_led_no_process_group_is_released_wh
         import os, subprocess, sys, time
         from xlsent.failures.locks import record_lock_owner
         record_lock_owner({str(snakemake_dir)!r}, "local")
-        job = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        # The job says it runs once it does: a process that has just been started may not
+        # have its environment yet (the kernel sets it as its exec completes), and this
+        # "Snakemake" is killed within the same moment.
+        job = subprocess.Popen(
+            [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(600)"],
+            start_new_session=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert job.stdout.readline().strip() == "up"
         print(os.getpgid(0), job.pid, flush=True)
         time.sleep(600)
         """
