@@ -243,6 +243,12 @@ def snakemake_command(workdir: Path, *args: str) -> list[str]:
     ]
 
 
+# A hang guard, not a budget: a run still going after this long has hung. The Slurm demo was
+# once killed at 25 of 26 steps by a 540 s limit on a CI machine where `make test` took 51 min
+# (25 min at the landing before), so no test sets a tighter limit on a whole workflow run.
+HANG_LIMIT_S = 1800
+
+
 def snakemake_env(**extra: str) -> dict[str, str]:
     """The environment of a Snakemake run: the venv's commands (xlsent) first on PATH."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
@@ -252,7 +258,7 @@ def snakemake_env(**extra: str) -> dict[str, str]:
 def snakemake(
     workdir: Path,
     *args: str,
-    timeout: float = 1800,
+    timeout: float = HANG_LIMIT_S,
     should_fail: bool | None = False,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:

@@ -27,6 +27,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from support import HANG_LIMIT_S
 
 pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 
@@ -185,7 +186,7 @@ def runs(slurm_env, site_profile, tmp_path_factory):
         local_dir,
         [*snakefile, "--cores", "2", "--configfile", str(config)],
         slurm_env,
-        limit=540,
+        limit=HANG_LIMIT_S,
     )
     slurm_dir.mkdir()
     (slurm_dir / "slurm").symlink_to(ROOT / "slurm")  # `--profile slurm`, as users run it
@@ -196,7 +197,7 @@ def runs(slurm_env, site_profile, tmp_path_factory):
         [*snakefile, "--profile", "slurm", "--profile", str(site_profile),
          "--configfile", str(config)],
         slurm_env,
-        limit=540,
+        limit=HANG_LIMIT_S,
     )  # fmt: skip
     slurm_out = finish(cluster, slurm_dir)
     print(f"Slurm run: {time.monotonic() - started:.0f} s")
@@ -282,7 +283,7 @@ def test_a_failed_job_says_why_on_the_console(slurm_env, site_profile, tmp_path)
          "--profile", "slurm", "--profile", str(site_profile), "--retries", "1",
          "--configfile", str(configfile)],
         slurm_env,
-        limit=300,
+        limit=HANG_LIMIT_S,
     )  # fmt: skip
     proc.wait()
     out = (tmp_path / "snakemake.out").read_text()
@@ -308,7 +309,7 @@ def test_a_job_killed_for_memory_is_retried_with_more(slurm_env, site_profile, t
         ["--snakefile", str(HERE / "retry" / "Snakefile"), "--profile", "slurm",
          "--profile", str(site_profile)],
         slurm_env,
-        limit=240,
+        limit=HANG_LIMIT_S,
     )  # fmt: skip
     out = finish(proc, tmp_path)
     first, second = sacct(slurm_env, slurm_run_id(out), since)
