@@ -13,9 +13,11 @@ groups first, the many short modules after them, filling whichever worker frees 
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
 import pytest
+from support import CPU_PROPERTY
 
 TESTS = Path(__file__).parent
 
@@ -67,3 +69,32 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_rank)  # stable: the collection's order within a rank
     for item in items:
         item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+# Each test's CPU time, setup to teardown, beside the wall time of the JUnit report
+# (logs/tests.xml, read by tests/durations.py): the suite is CPU-bound on 2 cores, so what a
+# test costs the others is its CPU, which a busy machine's wall times do not show. It counts
+# the worker and every process it waited for (Snakemake and the jobs Snakemake waited for);
+# not the processes it did not wait for: Slurm's daemons, a job whose parent was killed.
+_CPU_AT_SETUP = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_AT_SETUP] = _cpu_seconds()
+
+
+# Before the report is made: the teardown report carries the item's properties to the XML.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    if call.when == "teardown" and _CPU_AT_SETUP in item.stash:
+        spent = _cpu_seconds() - item.stash[_CPU_AT_SETUP]
+        item.user_properties.append((CPU_PROPERTY, f"{spent:.2f}"))
+    yield

@@ -1,11 +1,13 @@
 """The slowest tests of a `make test` run, from the JUnit XML it writes (logs/tests.xml).
 
     .venv/bin/python tests/durations.py logs/tests.xml [--top 20]
-    .venv/bin/python tests/durations.py BEFORE.xml AFTER.xml [--top 20]
+    .venv/bin/python tests/durations.py BEFORE.xml AFTER.xml [--top 20] [--cpu]
 
 One file: its slowest tests (setup, call and teardown together, as pytest's JUnit report
 times a test) and the total. Two files: the slowest of either, side by side, a test missing
-from one run shown as `–` (removed, merged or new).
+from one run shown as `–` (removed, merged or new). `--cpu`: the tests' CPU seconds
+(tests/conftest.py records them) in place of their wall times: on a machine whose cores the
+suite keeps full, what a test costs the others.
 """
 
 from __future__ import annotations
@@ -14,16 +16,24 @@ import argparse
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from support import CPU_PROPERTY
 
-def durations(path: Path) -> dict[str, float]:
-    """{module::test: seconds} of a pytest JUnit XML report. A test's name loses the
-    `@group` that pytest-xdist's `--dist loadgroup` appends (tests/conftest.py), so that a
-    run with workers and one without name the same test alike."""
+
+def durations(path: Path, cpu: bool = False) -> dict[str, float]:
+    """{module::test: seconds} of a pytest JUnit XML report: wall seconds, or with `cpu` the
+    CPU seconds of its `cpu_seconds` property (0 where a test has none). A test's name loses
+    the `@group` that pytest-xdist's `--dist loadgroup` appends (tests/conftest.py), so that
+    a run with workers and one without name the same test alike."""
     out: dict[str, float] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         module = case.get("classname", "").replace(".", "/") + ".py"
         name = case.get("name", "").rsplit("@", 1)[0]
-        out[f"{module}::{name}"] = float(case.get("time", 0))
+        if cpu:
+            spent = case.find(f"properties/property[@name='{CPU_PROPERTY}']")
+            seconds = float(spent.get("value")) if spent is not None else 0.0
+        else:
+            seconds = float(case.get("time", 0))
+        out[f"{module}::{name}"] = seconds
     return out
 
 
@@ -45,9 +55,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", nargs="+", type=Path, help="JUnit XML files (1 or 2)")
     parser.add_argument("--top", type=int, default=20)
+    parser.add_argument("--cpu", action="store_true", help="CPU seconds, not wall seconds")
     args = parser.parse_args()
-    runs = [durations(path) for path in args.reports]
-    names = [f"{path.name} (s)" for path in args.reports]
+    runs = [durations(path, args.cpu) for path in args.reports]
+    unit = "CPU-s" if args.cpu else "s"
+    names = [f"{path.name} ({unit})" for path in args.reports]
     print("\n".join(table(runs, names, args.top)))
 
 

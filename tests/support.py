@@ -28,6 +28,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 DEMO_CONFIG = ROOT / "resources" / "demo" / "config.yaml"
+# The JUnit report's property of a test's CPU seconds (tests/conftest.py, tests/durations.py).
+CPU_PROPERTY = "cpu_seconds"
 
 
 def tiny_shape(layers: int = 1, **overrides: float) -> dict:

@@ -31,6 +31,7 @@ ELSEWHERE = {
     "test_align_benchmark_estimation.py": "benchmarks/align.py --workflow-estimation",
     "test_envs.py": "the conda environments, envs/*.yaml",
     "test_test_layout.py": "this layout",
+    "test_durations.py": "tests/durations.py, the tests' times of a run",
 }
 
 
