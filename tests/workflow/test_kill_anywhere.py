@@ -352,7 +352,7 @@ def kill_everywhere(
         assert_nothing_stale_is_done(workdir, reference)
         if attempt == 0:
             after_first_kill()
-    # A point may fire in two jobs of one rule at once (kk and te): each was killed.
+    # Each point fires in one job (`XLSENT_KILL_LOG`): the other jobs of its rule go on.
     never = set(KILL_POINTS) - set(fired)
     assert not never, f"kill points that never fired: {sorted(never)}"
     return fired

@@ -8,7 +8,10 @@ out-of-memory killer or a cluster's time limit would, without running any cleanu
 
 `XLSENT_KILL_AT` is a comma-separated list of points, each optionally `point@n` to die at
 its n-th passage (default the first). `XLSENT_KILL_LOG`, when set, is a file to which the
-point's name is appended before the kill, so that a test knows which point fired.
+point's name is appended before the kill, so that a test knows which point fired; a point
+then fires once per log, in the first process that reaches it: the jobs of one rule that
+run beside it go on (a run of every point armed kills one job of each kind, not every job
+of the rules it reaches, each of which would start again).
 
 A training of several processes passes its points in each of them: `XLSENT_KILL_RANK` kills
 only the process of that rank (the others then see a peer die), and `XLSENT_TERM_LAUNCHER`
@@ -19,6 +22,7 @@ when it preempts the job, and go on once the launcher has passed it back.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import signal
 from collections import Counter
@@ -55,6 +59,19 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _claim(log: Path, name: str) -> bool:
+    """Append `name` to the kill log unless it is there already: whether this process fires.
+    Under the log's lock, so that of two jobs reaching the point at once one fires."""
+    with open(log, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        if name in f.read().split():
+            return False
+        f.write(f"{name}\n")
+        f.flush()
+    return True
+
+
 def kill_point(name: str) -> None:
     """SIGKILL this process (and its descendants) here if `XLSENT_KILL_AT` names `name`."""
     armed = _armed()
@@ -66,9 +83,8 @@ def kill_point(name: str) -> None:
     _passages[name] += 1
     if _passages[name] != armed[name]:
         return
-    if log := os.environ.get("XLSENT_KILL_LOG"):
-        with open(log, "a") as f:
-            f.write(f"{name}\n")
+    if (log := os.environ.get("XLSENT_KILL_LOG")) and not _claim(Path(log), name):
+        return
     if os.environ.get("XLSENT_TERM_LAUNCHER"):
         # Preempted here, not a step or two later: wait for the SIGTERM the launcher passes
         # on, then let this process's handler take it, so that the processes agree to stop
