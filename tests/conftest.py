@@ -18,6 +18,7 @@ import resource
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 from support import CPU_PROPERTY
 
 TESTS = Path(__file__).parent
@@ -77,13 +78,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # Each test's CPU time, setup to teardown, beside the wall time of the JUnit report
 # (logs/tests.xml, read by tests/durations.py): the suite is CPU-bound on 2 cores, so what a
 # test costs the others is its CPU, which a busy machine's wall times do not show. It counts
-# the worker and every process it waited for (Snakemake and the jobs Snakemake waited for);
-# not the processes it did not wait for: Slurm's daemons, a job whose parent was killed.
+# the worker and every process it waited for (Snakemake and the jobs Snakemake waited for),
+# and the Snakemake runs forked for it (snakemake_fork); not the processes nobody waited
+# for: Slurm's daemons, a job whose parent was killed.
 _CPU_AT_SETUP = pytest.StashKey[float]()
 
 
 def _cpu_seconds() -> float:
-    return sum(
+    return snakemake_fork.cpu_seconds() + sum(
         usage.ru_utime + usage.ru_stime
         for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     )

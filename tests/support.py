@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,13 +267,13 @@ def snakemake(
 ) -> subprocess.CompletedProcess:
     """Run Snakemake on the repository's workflow in `workdir`; fail the test with its output
     if it fails (or, with `should_fail`, if it does not; None: either is fine)."""
-    proc = subprocess.run(
-        snakemake_command(workdir, *args),
-        capture_output=True,
-        text=True,
-        env=env or snakemake_env(),
-        timeout=timeout,
-    )
+    env = env or snakemake_env()
+    command = snakemake_command(workdir, *args)
+    if any(key.startswith("PYTHON") and os.environ.get(key) != env[key] for key in env):
+        # Read at interpreter start: a new interpreter (snakemake_fork).
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    else:
+        proc = snakemake_fork.run(command, env, timeout)
     if should_fail is not None and (proc.returncode != 0) != should_fail:
         outcome = "succeeded" if should_fail else "failed"
         pytest.fail(
