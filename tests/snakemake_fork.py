@@ -1,20 +1,24 @@
 """Snakemake's command line in a process forked from one that has imported Snakemake already.
 
-A test's Snakemake run (`support.snakemake`) started a new interpreter that imported
+A test's Snakemake dry run (`support.snakemake`) started a new interpreter that imported
 Snakemake and its plugins before it read the workflow: 1.3 of the 1.9 CPU-s of the median
 run in the suite (0.4 of it pandas, through the Slurm executor plugin), some 200 runs a
-suite. A fork server (this file run as a script, one per pytest worker, started at the
-worker's first run) imports them once; each run is a child forked from it that calls the
-same `snakemake.cli.main` with the same arguments: a process of its own, with its own
-environment, standard input, output and error, and exit status, whose jobs are its children.
-The workflow's own modules are imported in the child, after its environment is set, as in a
-new process.
+suite, many of them dry runs. A fork server (this file run as a script, one per pytest
+worker, started at the worker's first run) imports them once; each run is a child forked
+from it that calls the same `snakemake.cli.main` with the same arguments: a process of its
+own, with its own environment, standard input, output and error, and exit status, whose jobs
+are its children. The workflow's own modules are imported in the child, after its
+environment is set, as in a new process.
 
-What only a new interpreter gives is left to one: an environment that sets a `PYTHON*`
-variable (read at interpreter start: `PYTHONPATH`, `PYTHONPROFILEIMPORTTIME`) runs the
-command as a new process (`support.snakemake`). The children are the server's, not the
-test's: the server reports each one's CPU seconds with its jobs' (`wait4`), and
-`cpu_seconds` sums them for tests/conftest.py's accounting.
+Only dry runs are forked (`forks`): there Snakemake's start is most of the cost (a dry run
+of the demo config, one after the other on 2 cores: 2.4-2.5 CPU-s as a new process, 1.2-1.3
+forked). A run of jobs stays a new process: the demo's whole run forked cost 746 CPU-s
+against 655 as a new process, one pair run one after the other on the same quiet machine, a
+difference left unexplained. And what only a new interpreter gives is left to one: an
+environment that sets a `PYTHON*` variable (read at interpreter start: `PYTHONPATH`,
+`PYTHONPROFILEIMPORTTIME`). The children are the server's, not the test's: the server
+reports each one's CPU seconds with its jobs' (`wait4`), and `cpu_seconds` sums them for
+tests/conftest.py's accounting.
 """
 
 from __future__ import annotations
@@ -35,6 +39,13 @@ _cpu_seconds = 0.0
 def cpu_seconds() -> float:
     """The CPU seconds of this process's forked runs so far, each with the jobs it waited for."""
     return _cpu_seconds
+
+
+def forks(args: tuple[str, ...], env: dict[str, str]) -> bool:
+    """Whether `support.snakemake` forks the run of `args` in `env`: a dry run, in an
+    environment whose `PYTHON*` variables are this process's."""
+    fresh = any(key.startswith("PYTHON") and os.environ.get(key) != env[key] for key in env)
+    return not fresh and ("--dry-run" in args or "-n" in args)
 
 
 def _readline(pipe) -> str:
@@ -66,7 +77,7 @@ def run(command: list[str], env: dict[str, str], timeout: float) -> subprocess.C
         _server = _start_server(env)
     with tempfile.TemporaryDirectory(prefix="snakemake-fork-") as tmp:
         paths = {name: os.path.join(tmp, name) for name in ("stdout", "stderr")}
-        request = {"argv": command[3:], "env": env, **paths}
+        request = {"argv": command[3:], "env": env, "cwd": os.getcwd(), **paths}
         _server.stdin.write((json.dumps(request) + "\n").encode())
         pid = int(_readline(_server.stdout))
         if not select.select([_server.stdout], [], [], timeout)[0]:
@@ -82,11 +93,13 @@ def run(command: list[str], env: dict[str, str], timeout: float) -> subprocess.C
     return subprocess.CompletedProcess(command, int(returncode), **output)
 
 
-def _child(argv: list[str], env: dict[str, str], stdout: str, stderr: str) -> None:
-    """The forked run: its environment, its files as 0, 1 and 2, Snakemake's `main`; the exit
-    handlers and flushes of a normal exit, then the exit with main's status."""
+def _child(argv: list[str], env: dict[str, str], cwd: str, stdout: str, stderr: str) -> None:
+    """The forked run: the caller's environment and working directory, its files as 0, 1 and
+    2, Snakemake's `main`; the exit handlers and flushes of a normal exit, then the exit with
+    main's status."""
     os.environ.clear()
     os.environ.update(env)
+    os.chdir(cwd)
     for fd, path, flags in (
         (0, os.devnull, os.O_RDONLY),
         (1, stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC),

@@ -269,11 +269,10 @@ def snakemake(
     if it fails (or, with `should_fail`, if it does not; None: either is fine)."""
     env = env or snakemake_env()
     command = snakemake_command(workdir, *args)
-    if any(key.startswith("PYTHON") and os.environ.get(key) != env[key] for key in env):
-        # Read at interpreter start: a new interpreter (snakemake_fork).
-        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
-    else:
+    if snakemake_fork.forks(args, env):
         proc = snakemake_fork.run(command, env, timeout)
+    else:
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
     if should_fail is not None and (proc.returncode != 0) != should_fail:
         outcome = "succeeded" if should_fail else "failed"
         pytest.fail(
